@@ -1,0 +1,151 @@
+/*-------------------------------------------------------------------------
+ *
+ * fairshare.c
+ *		Module entry point: defines the fairshare.* settings.
+ *
+ * No setting is PGC_POSTMASTER, so every one of them can be defined whether
+ * the library is preloaded (shared_preload_libraries) or loaded on first use
+ * by a backend; defining a postmaster-only setting after start-up would be an
+ * error.  Worker-only settings are PGC_SIGHUP; the ones a scheduling pass
+ * reads are PGC_SUSET so a superuser can try them in one session.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include <ctype.h>
+
+#include "fairshare.h"
+
+PG_MODULE_MAGIC;
+
+char	   *fairshare_database = NULL;
+int			fairshare_poll_interval_ms = 5000;
+int			fairshare_max_concurrent_requests = 16;
+int			fairshare_api_rate_limit = 20;
+char	   *fairshare_job_name_prefix = NULL;
+char	   *fairshare_region = NULL;
+char	   *fairshare_endpoint_url = NULL;
+int			fairshare_preemption_min_runtime_s = 300;
+int			fairshare_capacity_backoff_s = 600;
+int			fairshare_starvation_seconds = 3600;
+int			fairshare_retention_s = 30 * 86400;
+
+void		_PG_init(void);
+
+/*
+ * Training job names are prefix || job_id || '-' || attempt and must match
+ * SageMaker's [a-zA-Z0-9](-*[a-zA-Z0-9])* in at most 63 characters; keeping
+ * the prefix to 40 characters leaves room for any job id and attempt.
+ */
+static bool
+check_job_name_prefix(char **newval, void **extra, GucSource source)
+{
+	const char *p = *newval;
+	size_t		len = strlen(p);
+
+	if (len == 0 || len > 40)
+	{
+		GUC_check_errmsg("fairshare.job_name_prefix must be 1 to 40 characters long");
+		return false;
+	}
+	if (!isalnum((unsigned char) p[0]))
+	{
+		GUC_check_errmsg("fairshare.job_name_prefix must start with a letter or digit");
+		return false;
+	}
+	for (; *p; p++)
+	{
+		if (!isalnum((unsigned char) *p) && *p != '-')
+		{
+			GUC_check_errmsg("fairshare.job_name_prefix may contain only letters, digits and hyphens");
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool
+check_endpoint_url(char **newval, void **extra, GucSource source)
+{
+	const char *url = *newval;
+
+	if (url[0] == '\0' ||
+		strncmp(url, "https://", 8) == 0 ||
+		strncmp(url, "http://", 7) == 0)
+		return true;
+	GUC_check_errmsg("fairshare.endpoint_url must start with https:// (or http:// for a loopback emulator)");
+	return false;
+}
+
+void
+_PG_init(void)
+{
+	DefineCustomStringVariable("fairshare.database",
+							   "Database the fairshare dispatcher connects to.",
+							   "Changing it restarts the dispatcher.",
+							   &fairshare_database, "postgres",
+							   PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.poll_interval",
+							"How often the dispatcher polls SageMaker when nothing wakes it.",
+							NULL,
+							&fairshare_poll_interval_ms, 5000, 10, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.max_concurrent_requests",
+							"Most SageMaker API requests the dispatcher has in flight at once.",
+							NULL,
+							&fairshare_max_concurrent_requests, 16, 1, 1000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.api_rate_limit",
+							"Most SageMaker API requests the dispatcher starts per second.",
+							NULL,
+							&fairshare_api_rate_limit, 20, 1, 100000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomStringVariable("fairshare.job_name_prefix",
+							   "Prefix of the SageMaker training job names fairshare creates.",
+							   "Names are the prefix, the job id, a hyphen and the attempt number.",
+							   &fairshare_job_name_prefix, "fairshare-",
+							   PGC_SIGHUP, 0, check_job_name_prefix, NULL, NULL);
+
+	DefineCustomStringVariable("fairshare.region",
+							   "AWS region of the SageMaker API.",
+							   "Empty means AWS_REGION or AWS_DEFAULT_REGION from the server's environment.",
+							   &fairshare_region, "",
+							   PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomStringVariable("fairshare.endpoint_url",
+							   "SageMaker API endpoint used when a service environment sets none.",
+							   "Empty means AWS_ENDPOINT_URL_SAGEMAKER, else the regional endpoint.",
+							   &fairshare_endpoint_url, "",
+							   PGC_SIGHUP, 0, check_endpoint_url, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.preemption_min_runtime",
+							"Jobs that have run less than this are preempted only when nothing else frees the room.",
+							NULL,
+							&fairshare_preemption_min_runtime_s, 300, 0, 7 * 86400,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.capacity_backoff",
+							"How long a job skips an (environment, instance type) after a capacity failure there.",
+							NULL,
+							&fairshare_capacity_backoff_s, 600, 0, 7 * 86400,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.starvation_seconds",
+							"Wait after which the head job of a queue or share has capacity held for it.",
+							NULL,
+							&fairshare_starvation_seconds, 3600, 0, 365 * 86400,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.retention",
+							"How long finished jobs and old events are kept.",
+							NULL,
+							&fairshare_retention_s, 30 * 86400, 3600, INT_MAX,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("fairshare");
+}

@@ -1,0 +1,79 @@
+# test/lib/cluster.sh — start and stop throwaway PostgreSQL clusters for tests.
+#
+# Source this file.  PostgreSQL refuses to run as root, so when we are root
+# the server runs as the "postgres" user (started from / so it never needs to
+# enter the checkout).  Every cluster lives in its own temporary directory,
+# listens on 127.0.0.1 only, on a free port, with trust authentication.
+#
+#   fs_cluster_init DIR [extra postgresql.conf lines...]   -> sets FS_PORT
+#   fs_cluster_start DIR
+#   fs_cluster_stop DIR [fast|immediate]
+#   fs_psql DIR [psql args...]        (as superuser postgres, -X -v ON_ERROR_STOP=1)
+#
+# The port of a cluster is kept in DIR/port so callers can come back to it.
+
+FS_PGBIN=${FS_PGBIN:-$(pg_config --bindir)}
+
+fs_as_postgres() {
+	if [ "$(id -u)" = 0 ]; then
+		(cd / && runuser -u postgres -- "$@")
+	else
+		(cd / && "$@")
+	fi
+}
+
+fs_free_port() {
+	local p
+	for _ in $(seq 1 200); do
+		p=$(( 20000 + RANDOM % 20000 ))
+		if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	echo "no free port found" >&2
+	return 1
+}
+
+fs_cluster_init() {
+	local dir=$1; shift
+	mkdir -p "$dir"
+	if [ "$(id -u)" = 0 ]; then chown postgres: "$dir"; fi
+	FS_PORT=$(fs_free_port) || return 1
+	echo "$FS_PORT" > "$dir/port"
+	if [ "$(id -u)" = 0 ]; then chown postgres: "$dir/port"; fi
+	fs_as_postgres "$FS_PGBIN/initdb" -D "$dir/data" -U postgres -A trust \
+		-E UTF8 --locale=C --no-sync > "$dir/initdb.log" 2>&1 || {
+		cat "$dir/initdb.log" >&2; return 1; }
+	{
+		echo "listen_addresses = '127.0.0.1'"
+		echo "port = $FS_PORT"
+		echo "unix_socket_directories = '$dir'"
+		echo "fsync = off"
+		echo "max_worker_processes = 32"
+		echo "shared_preload_libraries = 'pg_cron,fairshare'"
+		echo "cron.database_name = 'postgres'"
+		echo "cron.use_background_workers = on"
+		echo "log_line_prefix = '%m [%p] %q%a '"
+		for line in "$@"; do echo "$line"; done
+	} >> "$dir/data/postgresql.conf"
+}
+
+fs_cluster_port() { cat "$1/port"; }
+
+fs_cluster_start() {
+	local dir=$1
+	fs_as_postgres "$FS_PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start > /dev/null || {
+		tail -n 40 "$dir/server.log" >&2; return 1; }
+}
+
+fs_cluster_stop() {
+	local dir=$1 mode=${2:-fast}
+	[ -f "$dir/data/postmaster.pid" ] || return 0
+	fs_as_postgres "$FS_PGBIN/pg_ctl" -D "$dir/data" -m "$mode" -w -t 60 stop > /dev/null 2>&1 || true
+}
+
+fs_psql() {
+	local dir=$1; shift
+	"$FS_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$(fs_cluster_port "$dir")" -U postgres "$@"
+}
