@@ -216,6 +216,17 @@ BEGIN
 			format('scheduling policy "%s" cannot be renamed', OLD.name));
 	END IF;
 	PERFORM fairshare._check_name('scheduling policy', NEW.name);
+	IF TG_OP = 'UPDATE' AND NEW.kind IS DISTINCT FROM OLD.kind THEN
+		SELECT name INTO q FROM fairshare.job_queues WHERE scheduling_policy = OLD.name ORDER BY name LIMIT 1;
+		IF FOUND THEN
+			PERFORM fairshare._reject('2BP01',
+				format('cannot change the kind of scheduling policy "%s": job queue "%s" uses it', OLD.name, q));
+		END IF;
+		IF EXISTS (SELECT 1 FROM fairshare.share_distribution WHERE scheduling_policy = OLD.name) THEN
+			PERFORM fairshare._reject('2BP01',
+				format('cannot change the kind of scheduling policy "%s": it has share_distribution entries', OLD.name));
+		END IF;
+	END IF;
 	IF NEW.kind IS NULL OR NEW.kind NOT IN ('FAIR_SHARE', 'QUOTA_SHARE') THEN
 		PERFORM fairshare._reject('22023',
 			format('invalid scheduling policy kind "%s"', coalesce(NEW.kind, 'NULL')),
@@ -244,17 +255,6 @@ BEGIN
 	IF NEW.kind = 'FAIR_SHARE' AND NEW.idle_assignment <> 'FIFO' THEN
 		PERFORM fairshare._reject('23514',
 			format('scheduling policy "%s" is FAIR_SHARE: idle_assignment applies only to QUOTA_SHARE', NEW.name));
-	END IF;
-	IF TG_OP = 'UPDATE' AND NEW.kind <> OLD.kind THEN
-		SELECT name INTO q FROM fairshare.job_queues WHERE scheduling_policy = OLD.name ORDER BY name LIMIT 1;
-		IF FOUND THEN
-			PERFORM fairshare._reject('2BP01',
-				format('cannot change the kind of scheduling policy "%s": job queue "%s" uses it', OLD.name, q));
-		END IF;
-		IF EXISTS (SELECT 1 FROM fairshare.share_distribution WHERE scheduling_policy = OLD.name) THEN
-			PERFORM fairshare._reject('2BP01',
-				format('cannot change the kind of scheduling policy "%s": it has share_distribution entries', OLD.name));
-		END IF;
 	END IF;
 	RETURN NEW;
 END

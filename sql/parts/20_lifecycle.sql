@@ -49,19 +49,25 @@ BEGIN
 			'Leave it out of the INSERT: a new job starts as SUBMITTED and fairshare fills in its placement.');
 	END IF;
 
-	IF NEW.job_name IS NULL OR NEW.job_name !~ '^[A-Za-z0-9_-]{1,128}$' THEN
+	IF NEW.job_name IS NULL THEN
+		PERFORM fairshare._reject('23502', 'job_name is required');
+	ELSIF NEW.job_name !~ '^[A-Za-z0-9_-]{1,128}$' THEN
 		PERFORM fairshare._reject('22023',
-			format('invalid job name "%s"', coalesce(NEW.job_name, 'NULL')),
+			format('invalid job name "%s"', NEW.job_name),
 			'A job name is 1 to 128 letters, digits, hyphens and underscores.');
 	END IF;
 
 	-- The queue decides which of share_identifier / quota_share a job carries.
+	IF NEW.job_queue IS NULL THEN
+		PERFORM fairshare._reject('23502', 'job_queue is required',
+			'SELECT name FROM fairshare.job_queues lists the queues.');
+	END IF;
 	SELECT q.state, p.kind INTO queue_state, policy_kind
 	  FROM fairshare.job_queues q LEFT JOIN fairshare.scheduling_policies p ON p.name = q.scheduling_policy
 	 WHERE q.name = NEW.job_queue;
 	IF NOT FOUND THEN
 		PERFORM fairshare._reject('23503',
-			format('job queue "%s" does not exist', coalesce(NEW.job_queue, 'NULL')),
+			format('job queue "%s" does not exist', NEW.job_queue),
 			'SELECT name FROM fairshare.job_queues lists the queues.');
 	END IF;
 	IF policy_kind = 'FAIR_SHARE' THEN
@@ -336,6 +342,12 @@ BEGIN
 							 (SELECT string_agg(s::text, ', ' ORDER BY s)
 								FROM unnest(enum_range(NULL::fairshare.job_status)) s
 							   WHERE fairshare.valid_transition(OLD.status, s))) END);
+	END IF;
+
+	-- status_reason explains the state the job is in: a transition that
+	-- gives no reason of its own clears the previous state's.
+	IF NEW.status_reason IS NOT DISTINCT FROM OLD.status_reason THEN
+		NEW.status_reason := NULL;
 	END IF;
 
 	CASE NEW.status
