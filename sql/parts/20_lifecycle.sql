@@ -2,222 +2,33 @@
 --
 -- A job is submitted with a plain INSERT.  The BEFORE INSERT trigger fills
 -- instance_types and instance_count from the request and rejects every bad
--- input with its own message, so nothing is written.  The BEFORE UPDATE
+-- input with its own message, so nothing is written.  Configuration changes
+-- reach its per-backend cache through the _config_changed statement
+-- triggers.  The BEFORE UPDATE
 -- trigger is the state machine: it allows only the transitions of design
 -- section 3, keeps the timestamps and the attempt rows right, and writes one
 -- fairshare.job_events row per transition in the same transaction.
 
+-- The submission check itself is C (src/catalog/submission.c): it runs for
+-- every job, with the queue configuration cached per backend.
 CREATE FUNCTION fairshare._validate_job_submission()
-RETURNS trigger LANGUAGE plpgsql AS $$
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'fairshare_validate_job_submission'
+LANGUAGE C;
+
+-- The optional, rarely given fields, checked only when present.
+CREATE FUNCTION fairshare._check_job_options(evaluate_on_exit jsonb, tags jsonb)
+RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
-	set_by_fairshare text[];
-	queue_state text;
-	policy_kind text;
-	share_state text;
-	resource_config jsonb;
-	request_count jsonb;
-	request_type jsonb;
-	request_bytes integer;
-	bad_type text;
 	rule jsonb;
 	tag record;
 BEGIN
-	-- Status, placement and attempt columns belong to fairshare.
-	set_by_fairshare := array_remove(ARRAY[
-		CASE WHEN NEW.status <> 'SUBMITTED' THEN 'status' END,
-		CASE WHEN NEW.status_reason IS NOT NULL THEN 'status_reason' END,
-		CASE WHEN NEW.created_at <> now() THEN 'created_at' END,
-		CASE WHEN NEW.runnable_at IS NOT NULL THEN 'runnable_at' END,
-		CASE WHEN NEW.scheduled_at IS NOT NULL THEN 'scheduled_at' END,
-		CASE WHEN NEW.started_at IS NOT NULL THEN 'started_at' END,
-		CASE WHEN NEW.stopped_at IS NOT NULL THEN 'stopped_at' END,
-		CASE WHEN NEW.service_environment IS NOT NULL THEN 'service_environment' END,
-		CASE WHEN NEW.instance_type IS NOT NULL THEN 'instance_type' END,
-		CASE WHEN NEW.training_job_name IS NOT NULL THEN 'training_job_name' END,
-		CASE WHEN NEW.training_job_arn IS NOT NULL THEN 'training_job_arn' END,
-		CASE WHEN NEW.attempts <> 0 THEN 'attempts' END,
-		CASE WHEN NEW.preemptions <> 0 THEN 'preemptions' END,
-		CASE WHEN NEW.submitted_by <> current_user THEN 'submitted_by' END,
-		CASE WHEN NEW.stop_kind IS NOT NULL THEN 'stop_kind' END,
-		CASE WHEN NEW.stop_reason IS NOT NULL THEN 'stop_reason' END,
-		CASE WHEN NEW.stop_requested_at IS NOT NULL THEN 'stop_requested_at' END,
-		CASE WHEN NEW.stop_sent_at IS NOT NULL THEN 'stop_sent_at' END,
-		CASE WHEN NEW.preempted_for IS NOT NULL THEN 'preempted_for' END], NULL);
-	IF cardinality(set_by_fairshare) > 0 THEN
-		PERFORM fairshare._reject('428C9',
-			format('column "%s" is set by fairshare and cannot be given when submitting a job', set_by_fairshare[1]),
-			'Leave it out of the INSERT: a new job starts as SUBMITTED and fairshare fills in its placement.');
-	END IF;
-
-	IF NEW.job_name IS NULL THEN
-		PERFORM fairshare._reject('23502', 'job_name is required');
-	ELSIF NEW.job_name !~ '^[A-Za-z0-9_-]{1,128}$' THEN
-		PERFORM fairshare._reject('22023',
-			format('invalid job name "%s"', NEW.job_name),
-			'A job name is 1 to 128 letters, digits, hyphens and underscores.');
-	END IF;
-
-	-- The queue decides which of share_identifier / quota_share a job carries.
-	IF NEW.job_queue IS NULL THEN
-		PERFORM fairshare._reject('23502', 'job_queue is required',
-			'SELECT name FROM fairshare.job_queues lists the queues.');
-	END IF;
-	SELECT q.state, p.kind INTO queue_state, policy_kind
-	  FROM fairshare.job_queues q LEFT JOIN fairshare.scheduling_policies p ON p.name = q.scheduling_policy
-	 WHERE q.name = NEW.job_queue;
-	IF NOT FOUND THEN
-		PERFORM fairshare._reject('23503',
-			format('job queue "%s" does not exist', NEW.job_queue),
-			'SELECT name FROM fairshare.job_queues lists the queues.');
-	END IF;
-	IF policy_kind = 'FAIR_SHARE' THEN
-		IF NEW.share_identifier IS NULL THEN
-			PERFORM fairshare._reject('23514',
-				format('job queue "%s" is a fair-share queue: share_identifier is required', NEW.job_queue));
-		ELSIF NEW.share_identifier !~ '^[A-Za-z0-9_-]{1,255}$' THEN
-			PERFORM fairshare._reject('22023',
-				format('invalid share identifier "%s"', NEW.share_identifier),
-				'A share identifier is 1 to 255 letters, digits, hyphens and underscores.');
-		END IF;
-	ELSIF NEW.share_identifier IS NOT NULL THEN
-		PERFORM fairshare._reject('23514',
-			format('job queue "%s" is not a fair-share queue: share_identifier must not be set', NEW.job_queue));
-	END IF;
-	IF policy_kind = 'QUOTA_SHARE' THEN
-		IF NEW.quota_share IS NULL THEN
-			PERFORM fairshare._reject('23514',
-				format('job queue "%s" is a quota-share queue: quota_share is required', NEW.job_queue));
-		END IF;
-		SELECT state INTO share_state FROM fairshare.quota_shares
-		 WHERE job_queue = NEW.job_queue AND name = NEW.quota_share;
-		IF NOT FOUND THEN
-			PERFORM fairshare._reject('23503',
-				format('quota share "%s" does not exist in job queue "%s"', NEW.quota_share, NEW.job_queue));
-		END IF;
-	ELSIF NEW.quota_share IS NOT NULL THEN
-		PERFORM fairshare._reject('23514',
-			format('job queue "%s" is not a quota-share queue: quota_share must not be set', NEW.job_queue));
-	END IF;
-
-	IF NEW.scheduling_priority IS NULL OR NEW.scheduling_priority NOT BETWEEN 0 AND 9999 THEN
-		PERFORM fairshare._reject('22023',
-			format('scheduling_priority %s is out of range', coalesce(NEW.scheduling_priority::text, 'NULL')),
-			'scheduling_priority is from 0 to 9999; higher runs first.');
-	END IF;
-
-	-- The request is the body of CreateTrainingJob.
-	IF NEW.request IS NULL OR jsonb_typeof(NEW.request) <> 'object' THEN
-		PERFORM fairshare._reject('22023',
-			'request must be a JSON object: the body of a SageMaker CreateTrainingJob call',
-			format('Got %s.', coalesce(jsonb_typeof(NEW.request), 'NULL')));
-	END IF;
-	request_bytes := octet_length(NEW.request::text);
-	IF request_bytes > 10240 THEN
-		PERFORM fairshare._reject('54000',
-			format('request is %s bytes; at most 10240 are allowed', request_bytes),
-			'Keep large hyperparameters and configuration in S3 and pass their location.');
-	END IF;
-	IF jsonb_typeof(NEW.request -> 'RoleArn') IS DISTINCT FROM 'string' OR NEW.request ->> 'RoleArn' = '' THEN
-		PERFORM fairshare._reject('22023', 'request lacks RoleArn',
-			'SageMaker needs the ARN of the IAM role the training job runs as.');
-	END IF;
-	IF jsonb_typeof(NEW.request -> 'OutputDataConfig') IS DISTINCT FROM 'object' THEN
-		PERFORM fairshare._reject('22023', 'request lacks OutputDataConfig',
-			'SageMaker needs OutputDataConfig with an S3OutputPath for the model artifacts.');
-	END IF;
-	IF NEW.request ? 'TrainingJobName' THEN
-		PERFORM fairshare._reject('22023', 'request must not set TrainingJobName',
-			'fairshare names each attempt''s training job: fairshare.job_name_prefix, the job id and the attempt number.');
-	END IF;
-	resource_config := NEW.request -> 'ResourceConfig';
-	IF resource_config IS NOT NULL AND jsonb_typeof(resource_config) <> 'object' THEN
-		PERFORM fairshare._reject('22023', 'request ResourceConfig must be a JSON object');
-	END IF;
-	IF resource_config ? 'InstanceGroups' THEN
-		PERFORM fairshare._reject('0A000',
-			'heterogeneous clusters (ResourceConfig.InstanceGroups) are not supported',
-			'A job runs instance_count instances of one instance type: use ResourceConfig.InstanceType and InstanceCount, and list fallback types in instance_types.');
-	END IF;
-
-	request_count := resource_config -> 'InstanceCount';
-	IF request_count IS NOT NULL AND (jsonb_typeof(request_count) <> 'number'
-									  OR request_count::numeric <> trunc(request_count::numeric)
-									  OR request_count::numeric < 1) THEN
-		PERFORM fairshare._reject('22023',
-			format('request ResourceConfig.InstanceCount %s is not a positive whole number', request_count));
-	END IF;
-	IF NEW.instance_count IS NULL THEN
-		IF request_count IS NULL THEN
-			PERFORM fairshare._reject('22023', 'instance count is missing',
-				'Set ResourceConfig.InstanceCount in the request, or the instance_count column.');
-		END IF;
-		IF request_count::numeric > 1000000 THEN
-			PERFORM fairshare._reject('22023',
-				format('request ResourceConfig.InstanceCount %s is out of range', request_count));
-		END IF;
-		NEW.instance_count := request_count::integer;
-	END IF;
-	IF NEW.instance_count < 1 OR NEW.instance_count > 1000000 THEN
-		PERFORM fairshare._reject('22023',
-			format('instance_count %s is out of range', NEW.instance_count),
-			'A job needs from 1 to 1000000 instances.');
-	END IF;
-
-	request_type := resource_config -> 'InstanceType';
-	IF request_type IS NOT NULL AND (jsonb_typeof(request_type) <> 'string'
-									 OR NOT fairshare._is_instance_type(request_type #>> '{}')) THEN
-		PERFORM fairshare._reject('22023',
-			format('request ResourceConfig.InstanceType %s is not an instance type', request_type),
-			'Instance types look like ml.p4d.24xlarge.');
-	END IF;
-	IF NEW.instance_types IS NULL THEN
-		IF request_type IS NULL THEN
-			PERFORM fairshare._reject('22023', 'instance type is missing',
-				'Set ResourceConfig.InstanceType in the request, or list types in instance_types.');
-		END IF;
-		NEW.instance_types := ARRAY[request_type #>> '{}'];
-	END IF;
-	IF cardinality(NEW.instance_types) NOT BETWEEN 1 AND 10 THEN
-		PERFORM fairshare._reject('22023',
-			format('instance_types lists %s types; from 1 to 10 are allowed', cardinality(NEW.instance_types)));
-	END IF;
-	IF array_position(NEW.instance_types, NULL) IS NOT NULL THEN
-		PERFORM fairshare._reject('22023', 'instance_types must not contain NULL');
-	END IF;
-	SELECT t INTO bad_type FROM unnest(NEW.instance_types) t WHERE NOT fairshare._is_instance_type(t) LIMIT 1;
-	IF FOUND THEN
-		PERFORM fairshare._reject('22023',
-			format('"%s" in instance_types is not an instance type', bad_type),
-			'Instance types look like ml.p4d.24xlarge.');
-	END IF;
-	SELECT t INTO bad_type FROM unnest(NEW.instance_types) t GROUP BY t HAVING count(*) > 1 LIMIT 1;
-	IF FOUND THEN
-		PERFORM fairshare._reject('22023', format('instance_types lists "%s" twice', bad_type));
-	END IF;
-	-- A type can run in an environment that limits it by type or in total.
-	SELECT t INTO bad_type FROM unnest(NEW.instance_types) t
-	 WHERE NOT EXISTS (SELECT 1 FROM fairshare.queue_environments qe
-						 JOIN fairshare.capacity_limits cl ON cl.service_environment = qe.service_environment
-						WHERE qe.job_queue = NEW.job_queue
-						  AND cl.capacity_unit IN ('NUM_INSTANCES', t))
-	 LIMIT 1;
-	IF FOUND THEN
-		PERFORM fairshare._reject('23514',
-			format('instance type %s cannot run in any service environment of job queue "%s"', bad_type, NEW.job_queue),
-			format('Give one of the queue''s environments a capacity limit for %s or NUM_INSTANCES, or leave the type out.', bad_type));
-	END IF;
-
-	IF NEW.retry_attempts IS NULL OR NEW.retry_attempts NOT BETWEEN 1 AND 10 THEN
-		PERFORM fairshare._reject('22023',
-			format('retry_attempts %s is out of range', coalesce(NEW.retry_attempts::text, 'NULL')),
-			'retry_attempts counts attempts in total, from 1 (no retry) to 10.');
-	END IF;
-	IF NEW.evaluate_on_exit IS NOT NULL THEN
-		IF jsonb_typeof(NEW.evaluate_on_exit) <> 'array' OR jsonb_array_length(NEW.evaluate_on_exit) > 5 THEN
+	IF evaluate_on_exit IS NOT NULL THEN
+		IF jsonb_typeof(evaluate_on_exit) <> 'array' OR jsonb_array_length(evaluate_on_exit) > 5 THEN
 			PERFORM fairshare._reject('22023', 'evaluate_on_exit must be a JSON array of at most 5 rules',
 				'Example: [{"action": "EXIT", "on_status_reason": "AlgorithmError*"}]');
 		END IF;
-		FOR rule IN SELECT * FROM jsonb_array_elements(NEW.evaluate_on_exit) LOOP
+		FOR rule IN SELECT * FROM jsonb_array_elements(evaluate_on_exit) LOOP
 			IF jsonb_typeof(rule) <> 'object'
 			   OR upper(rule ->> 'action') IS DISTINCT FROM 'RETRY' AND upper(rule ->> 'action') IS DISTINCT FROM 'EXIT'
 			   OR jsonb_typeof(rule -> 'on_status_reason') IS DISTINCT FROM 'string'
@@ -234,24 +45,14 @@ BEGIN
 			END IF;
 		END LOOP;
 	END IF;
-	IF NEW.preemption_retries < 0 THEN
-		PERFORM fairshare._reject('22023',
-			format('preemption_retries %s is out of range', NEW.preemption_retries),
-			'preemption_retries is 0 or more, or NULL for no limit.');
-	END IF;
-	IF NEW.attempt_duration_seconds < 1 THEN
-		PERFORM fairshare._reject('22023',
-			format('attempt_duration_seconds %s is out of range', NEW.attempt_duration_seconds),
-			'attempt_duration_seconds is at least 1, or NULL for no timeout.');
-	END IF;
-	IF NEW.tags IS NOT NULL THEN
-		IF jsonb_typeof(NEW.tags) <> 'object' THEN
+	IF tags IS NOT NULL THEN
+		IF jsonb_typeof(tags) <> 'object' THEN
 			PERFORM fairshare._reject('22023', 'tags must be a JSON object of string values');
 		END IF;
-		IF (SELECT count(*) FROM jsonb_object_keys(NEW.tags)) > 50 THEN
+		IF (SELECT count(*) FROM jsonb_object_keys(tags)) > 50 THEN
 			PERFORM fairshare._reject('22023', 'a job has at most 50 tags');
 		END IF;
-		FOR tag IN SELECT key, value FROM jsonb_each(NEW.tags) LOOP
+		FOR tag IN SELECT key, value FROM jsonb_each(tags) LOOP
 			IF jsonb_typeof(tag.value) <> 'string' OR length(tag.key) NOT BETWEEN 1 AND 128
 			   OR length(tag.value #>> '{}') > 256 THEN
 				PERFORM fairshare._reject('22023',
@@ -260,12 +61,30 @@ BEGIN
 			END IF;
 		END LOOP;
 	END IF;
-	RETURN NEW;
 END
 $$;
 
 CREATE TRIGGER validate_submission BEFORE INSERT ON fairshare.jobs
 	FOR EACH ROW EXECUTE FUNCTION fairshare._validate_job_submission();
+
+CREATE FUNCTION fairshare._config_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'fairshare_config_changed'
+LANGUAGE C;
+
+DO $config$
+DECLARE
+	t text;
+BEGIN
+	FOREACH t IN ARRAY ARRAY['service_environments', 'capacity_limits', 'scheduling_policies',
+							 'share_distribution', 'job_queues', 'queue_environments',
+							 'quota_shares', 'quota_share_limits']
+	LOOP
+		EXECUTE format('CREATE TRIGGER config_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE '
+					   'ON fairshare.%I FOR EACH STATEMENT EXECUTE FUNCTION fairshare._config_changed()', t);
+	END LOOP;
+END
+$config$;
 
 -- The allowed transitions of design section 3.
 CREATE FUNCTION fairshare.valid_transition(old_status fairshare.job_status, new_status fairshare.job_status)

@@ -20,33 +20,12 @@
  */
 #include "pg_prelude.h"
 
-#include "catalog/namespace.h"
-#include "nodes/makefuncs.h"
-#include "utils/syscache.h"
-
-#include "sql_api/sql_api.h"
+#include "tables/lookup.h"
 
 PG_FUNCTION_INFO_V1(fairshare_terminate_job);
 PG_FUNCTION_INFO_V1(fairshare_update_job_priority);
 
 #define MAX_REASON_LENGTH 1024
-
-/* The role that owns fairshare.jobs, i.e. the one that created the extension. */
-Oid
-fairshare_catalog_owner(void)
-{
-	Oid			relid;
-	HeapTuple	tuple;
-	Oid			owner;
-
-	relid = RangeVarGetRelid(makeRangeVar("fairshare", "jobs", -1), NoLock, false);
-	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	if (!HeapTupleIsValid(tuple))
-		elog(ERROR, "cache lookup failed for relation %u", relid);
-	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
-	ReleaseSysCache(tuple);
-	return owner;
-}
 
 /*
  * Find the job as the caller sees it (row-level security applies), then lock
@@ -74,7 +53,7 @@ lock_visible_job(int64 job_id, Oid *saved_user, int *saved_context)
 				 errhint("A submitter sees only the jobs it submitted.")));
 
 	GetUserIdAndSecContext(saved_user, saved_context);
-	SetUserIdAndSecContext(fairshare_catalog_owner(),
+	SetUserIdAndSecContext(fs_catalog_owner(),
 						   *saved_context | SECURITY_LOCAL_USERID_CHANGE);
 
 	ret = SPI_execute_with_args("SELECT status::text, stop_kind, scheduling_priority FROM fairshare.jobs "
