@@ -600,7 +600,14 @@ CREATE TABLE fairshare.jobs (
 	stop_reason				text,
 	stop_requested_at		timestamptz,
 	stop_sent_at			timestamptz,
-	preempted_for			bigint
+	preempted_for			bigint,
+	-- Capacity held for this RUNNABLE job by the scheduler: room freed by
+	-- preempting victims for it, or held because it starved (design 2.2a,
+	-- 2.6).  Nothing else may take that room.
+	nomination_kind			text CHECK (nomination_kind IN ('PREEMPTION', 'STARVATION')),
+	nominated_environment	text,
+	nominated_instance_type	text,
+	nominated_at			timestamptz
 );
 COMMENT ON TABLE fairshare.jobs IS
 	'Submitted SageMaker training jobs.  Submit with INSERT; status and placement are set by fairshare.';
@@ -626,6 +633,8 @@ CREATE INDEX jobs_queue_status_idx ON fairshare.jobs (job_queue, status);
 CREATE INDEX jobs_submitted_by_idx ON fairshare.jobs (submitted_by);
 CREATE INDEX jobs_finished_idx ON fairshare.jobs (stopped_at)
 	WHERE status IN ('SUCCEEDED', 'FAILED');
+CREATE INDEX jobs_nominated_idx ON fairshare.jobs (job_queue)
+	WHERE status = 'RUNNABLE' AND nomination_kind IS NOT NULL;
 
 CREATE TABLE fairshare.job_attempts (
 	job_id				bigint NOT NULL REFERENCES fairshare.jobs (job_id) ON DELETE CASCADE,

@@ -207,6 +207,14 @@ BEGIN
 		NULL;
 	END CASE;
 
+	-- Capacity is held only for a job that waits for it.
+	IF NEW.status <> 'RUNNABLE' THEN
+		NEW.nomination_kind := NULL;
+		NEW.nominated_environment := NULL;
+		NEW.nominated_instance_type := NULL;
+		NEW.nominated_at := NULL;
+	END IF;
+
 	-- Leaving the placed states ends the attempt.  Whoever makes the
 	-- transition may refine the outcome (PREEMPTED, CAPACITY, STOPPED) in the
 	-- same transaction; the default follows from the new status.

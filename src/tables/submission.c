@@ -47,7 +47,8 @@ typedef enum JobColumn
 	COL_SERVICE_ENVIRONMENT, COL_INSTANCE_TYPE, COL_TRAINING_JOB_NAME,
 	COL_TRAINING_JOB_ARN, COL_ATTEMPTS, COL_PREEMPTIONS, COL_SUBMITTED_BY,
 	COL_STOP_KIND, COL_STOP_REASON, COL_STOP_REQUESTED_AT, COL_STOP_SENT_AT,
-	COL_PREEMPTED_FOR,
+	COL_PREEMPTED_FOR, COL_NOMINATION_KIND, COL_NOMINATED_ENVIRONMENT,
+	COL_NOMINATED_INSTANCE_TYPE, COL_NOMINATED_AT,
 	N_JOB_COLUMNS
 } JobColumn;
 
@@ -60,7 +61,8 @@ static const char *const job_column_names[N_JOB_COLUMNS] = {
 	"service_environment", "instance_type", "training_job_name",
 	"training_job_arn", "attempts", "preemptions", "submitted_by",
 	"stop_kind", "stop_reason", "stop_requested_at", "stop_sent_at",
-	"preempted_for"
+	"preempted_for", "nomination_kind", "nominated_environment",
+	"nominated_instance_type", "nominated_at"
 };
 
 /*
@@ -72,7 +74,9 @@ static const JobColumn set_by_fairshare[] = {
 	COL_SCHEDULED_AT, COL_STARTED_AT, COL_STOPPED_AT, COL_SERVICE_ENVIRONMENT,
 	COL_INSTANCE_TYPE, COL_TRAINING_JOB_NAME, COL_TRAINING_JOB_ARN,
 	COL_ATTEMPTS, COL_PREEMPTIONS, COL_SUBMITTED_BY, COL_STOP_KIND,
-	COL_STOP_REASON, COL_STOP_REQUESTED_AT, COL_STOP_SENT_AT, COL_PREEMPTED_FOR
+	COL_STOP_REASON, COL_STOP_REQUESTED_AT, COL_STOP_SENT_AT, COL_PREEMPTED_FOR,
+	COL_NOMINATION_KIND, COL_NOMINATED_ENVIRONMENT, COL_NOMINATED_INSTANCE_TYPE,
+	COL_NOMINATED_AT
 };
 
 static Oid	columns_relid = InvalidOid;

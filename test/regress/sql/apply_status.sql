@@ -1,0 +1,177 @@
+-- fairshare.apply_status(): SageMaker DescribeTrainingJob answers applied to
+-- jobs — state mapping, retries and evaluate_on_exit, capacity fallback,
+-- preemption, terminate and timeout outcomes, stale answers.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS fairshare CASCADE;
+CREATE EXTENSION fairshare;
+RESET client_min_messages;
+\set SHOW_CONTEXT never
+
+CREATE FUNCTION pg_temp.try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	state text; msg text; hint text;
+BEGIN
+	EXECUTE stmt;
+	RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
+	RETURN state || ': ' || msg || CASE WHEN hint <> '' THEN E'\n    HINT: ' || hint ELSE '' END;
+END
+$$;
+
+INSERT INTO fairshare.service_environments (name) VALUES ('p4'), ('p5');
+INSERT INTO fairshare.capacity_limits VALUES ('p4', 'ml.p4d.24xlarge', 100), ('p5', 'ml.p5.48xlarge', 10);
+INSERT INTO fairshare.job_queues (name) VALUES ('fifo');
+INSERT INTO fairshare.queue_environments VALUES ('fifo', 'p5', 1), ('fifo', 'p4', 2);
+
+CREATE FUNCTION pg_temp.submit(name text, retries integer DEFAULT 1, on_exit jsonb DEFAULT NULL,
+							   preemption_retries integer DEFAULT NULL) RETURNS bigint LANGUAGE sql AS $$
+	INSERT INTO fairshare.jobs (job_name, job_queue, request, instance_types, retry_attempts,
+								evaluate_on_exit, preemption_retries)
+	VALUES (name, 'fifo', '{"RoleArn": "arn:aws:iam::1:role/r", "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
+							"ResourceConfig": {"InstanceType": "ml.p5.48xlarge", "InstanceCount": 2}}',
+			'{ml.p5.48xlarge,ml.p4d.24xlarge}', retries, on_exit, preemption_retries)
+	RETURNING job_id
+$$;
+-- What a pass would do: make the job RUNNABLE once and place it.
+CREATE FUNCTION pg_temp.place(id bigint, env text DEFAULT 'p5', type text DEFAULT 'ml.p5.48xlarge')
+RETURNS text LANGUAGE sql AS $$
+	UPDATE fairshare.jobs SET status = 'RUNNABLE' WHERE job_id = id AND status = 'SUBMITTED';
+	UPDATE fairshare.jobs SET status = 'SCHEDULED', service_environment = env, instance_type = type
+	 WHERE job_id = id RETURNING training_job_name
+$$;
+-- A DescribeTrainingJob answer for the job's current attempt.
+CREATE FUNCTION pg_temp.answer(id bigint, sm_status text, secondary text DEFAULT NULL, failure text DEFAULT NULL)
+RETURNS fairshare.job_status LANGUAGE sql AS $$
+	SELECT fairshare.apply_status(id, jsonb_strip_nulls(jsonb_build_object(
+		'TrainingJobName', j.training_job_name,
+		'TrainingJobArn', 'arn:aws:sagemaker:us-east-1:123456789012:training-job/' || j.training_job_name,
+		'TrainingJobStatus', sm_status, 'SecondaryStatus', secondary, 'FailureReason', failure)))
+	  FROM fairshare.jobs j WHERE j.job_id = id
+$$;
+CREATE FUNCTION pg_temp.show(id bigint) RETURNS TABLE (status fairshare.job_status, attempts int, preemptions int, status_reason text)
+LANGUAGE sql AS $$ SELECT status, attempts, preemptions, status_reason FROM fairshare.jobs WHERE job_id = id $$;
+
+-- The happy path: Starting keeps SCHEDULED, Downloading is STARTING,
+-- Training is RUNNING, never backwards, Completed is SUCCEEDED.
+SELECT pg_temp.submit('happy') AS j \gset
+SELECT pg_temp.place(:j);
+SELECT pg_temp.answer(:j, 'InProgress', 'Starting');
+SELECT training_job_arn FROM fairshare.jobs WHERE job_id = :j;
+SELECT pg_temp.answer(:j, 'InProgress', 'Downloading');
+SELECT pg_temp.answer(:j, 'InProgress', 'Training');
+SELECT pg_temp.answer(:j, 'InProgress', 'Downloading') AS not_backwards;
+SELECT pg_temp.answer(:j, 'InProgress', 'Uploading');
+SELECT pg_temp.answer(:j, 'Completed', 'Completed');
+SELECT * FROM pg_temp.show(:j);
+SELECT attempt, training_job_arn IS NOT NULL AS has_arn, outcome FROM fairshare.job_attempts WHERE job_id = :j;
+SELECT old_status, new_status FROM fairshare.job_events WHERE job_id = :j ORDER BY event_id;
+-- Straight to Training from SCHEDULED is fine too.
+SELECT pg_temp.submit('fast') AS f \gset
+SELECT pg_temp.place(:f);
+SELECT pg_temp.answer(:f, 'InProgress', 'Training');
+
+-- Retries: three attempts, each failure back to RUNNABLE until none are left.
+SELECT pg_temp.submit('flaky', 3) AS r \gset
+SELECT pg_temp.place(:r);
+SELECT pg_temp.answer(:r, 'Failed', 'Failed', 'AlgorithmError: CUDA out of memory');
+SELECT * FROM pg_temp.show(:r);
+SELECT pg_temp.place(:r);
+SELECT pg_temp.answer(:r, 'Failed', 'Failed', 'AlgorithmError: CUDA out of memory');
+SELECT pg_temp.place(:r);
+SELECT pg_temp.answer(:r, 'Failed', 'Failed', 'AlgorithmError: CUDA out of memory');
+SELECT * FROM pg_temp.show(:r);
+SELECT attempt, training_job_name, outcome FROM fairshare.job_attempts WHERE job_id = :r ORDER BY attempt;
+
+-- evaluate_on_exit: the first matching rule decides; EXIT fails at once,
+-- RETRY retries while attempts remain; no match retries.
+SELECT pg_temp.submit('exit-on-client-error', 5,
+	'[{"action": "EXIT", "on_status_reason": "Received status from SageMaker: ClientError*"},
+	  {"action": "RETRY", "on_status_reason": "*"}]') AS e \gset
+SELECT pg_temp.place(:e);
+SELECT pg_temp.answer(:e, 'Failed', 'Failed', 'ClientError: bad S3 path');
+SELECT * FROM pg_temp.show(:e);
+SELECT pg_temp.submit('retry-only-internal', 2,
+	'[{"action": "RETRY", "on_status_reason": "Received status from SageMaker: InternalServerError*"},
+	  {"action": "exit", "on_status_reason": "*"}]') AS e2 \gset
+SELECT pg_temp.place(:e2);
+SELECT pg_temp.answer(:e2, 'Failed', 'Failed', 'InternalServerError: we encountered an internal error');
+SELECT pg_temp.place(:e2);
+SELECT pg_temp.answer(:e2, 'Failed', 'Failed', 'AlgorithmError: loss is NaN');
+SELECT * FROM pg_temp.show(:e2);
+SELECT fairshare.exit_action('[{"action": "EXIT", "on_status_reason": "Exact reason"}]', 'Exact reason') AS exact,
+	   fairshare.exit_action('[{"action": "EXIT", "on_status_reason": "Exact reason"}]', 'Exact reason!') AS not_exact,
+	   fairshare.exit_action(NULL, 'anything') AS no_rules;
+
+-- A capacity failure spends no attempt: the pair backs off and the job is
+-- RUNNABLE again, to land on its next (environment, type).
+SELECT pg_temp.submit('needs-p5', 1) AS c \gset
+SELECT pg_temp.place(:c);
+SELECT pg_temp.answer(:c, 'InProgress', 'Starting');
+SELECT pg_temp.answer(:c, 'Failed', 'Failed', 'CapacityError: Unable to provision requested ML compute capacity. Please retry using a different ML instance type.');
+SELECT * FROM pg_temp.show(:c);
+SELECT service_environment, instance_type, until > now() + interval '9 minutes' AS backs_off_ten_minutes, reason
+  FROM fairshare.capacity_backoffs WHERE job_id = :c;
+SELECT pg_temp.place(:c, 'p4', 'ml.p4d.24xlarge');
+SELECT pg_temp.answer(:c, 'Completed', 'Completed');
+SELECT attempt, service_environment, instance_type, outcome FROM fairshare.job_attempts WHERE job_id = :c ORDER BY attempt;
+-- ResourceLimitExceeded and InsufficientCapacity count as capacity too.
+SELECT fairshare.is_capacity_failure('ResourceLimitExceeded: account-level service limit') AS limit_exceeded,
+	   fairshare.is_capacity_failure('InsufficientCapacityError: no capacity') AS insufficient,
+	   fairshare.is_capacity_failure('AlgorithmError: capacity of my model') AS algorithm;
+
+-- A preempted job goes back to RUNNABLE with preemptions + 1; past
+-- preemption_retries it fails instead.
+SELECT pg_temp.submit('victim', 1, NULL, 1) AS v \gset
+SELECT pg_temp.place(:v);
+SELECT pg_temp.answer(:v, 'InProgress', 'Training');
+UPDATE fairshare.jobs SET stop_kind = 'PREEMPT', stop_requested_at = now(), preempted_for = 99,
+		stop_reason = 'Preempted for job 99 of ProdExp2, which reclaims its guarantee' WHERE job_id = :v;
+SELECT pg_temp.answer(:v, 'Stopping', 'Stopping');
+SELECT pg_temp.answer(:v, 'Stopped', 'Stopped');
+SELECT * FROM pg_temp.show(:v);
+SELECT pg_temp.place(:v);
+UPDATE fairshare.jobs SET stop_kind = 'PREEMPT', stop_requested_at = now(), preempted_for = 98,
+		stop_reason = 'Preempted for job 98 (priority 90) of its own share' WHERE job_id = :v;
+SELECT pg_temp.answer(:v, 'Stopped', 'Stopped');
+SELECT * FROM pg_temp.show(:v);
+SELECT attempt, outcome, status_reason FROM fairshare.job_attempts WHERE job_id = :v ORDER BY attempt;
+
+-- Terminated and timed-out jobs fail once stopped; a stop nobody asked for
+-- fails too, saying so.
+SELECT pg_temp.submit('terminated') AS t \gset
+SELECT pg_temp.place(:t);
+SELECT pg_temp.answer(:t, 'InProgress', 'Training');
+SELECT fairshare.terminate_job(:t, 'wrong hyperparameters');
+SELECT pg_temp.answer(:t, 'Stopped', 'Stopped');
+SELECT * FROM pg_temp.show(:t);
+SELECT pg_temp.submit('slow') AS s \gset
+SELECT pg_temp.place(:s);
+UPDATE fairshare.jobs SET stop_kind = 'TIMEOUT', stop_requested_at = now(),
+		stop_reason = 'Attempt timed out after 3600 seconds (attempt_duration_seconds)' WHERE job_id = :s;
+SELECT pg_temp.answer(:s, 'Stopped', 'MaxRuntimeExceeded');
+SELECT * FROM pg_temp.show(:s);
+SELECT pg_temp.submit('console-stop') AS cs \gset
+SELECT pg_temp.place(:cs);
+SELECT pg_temp.answer(:cs, 'Stopped', 'MaxRuntimeExceeded');
+SELECT * FROM pg_temp.show(:cs);
+SELECT outcome FROM fairshare.job_attempts WHERE job_id IN (:t, :s, :cs) ORDER BY job_id;
+
+-- Stale answers change nothing: an earlier attempt's name, or a job no
+-- longer placed.
+SELECT pg_temp.submit('stale', 2) AS st \gset
+SELECT pg_temp.place(:st);
+SELECT pg_temp.answer(:st, 'Failed', 'Failed', 'AlgorithmError: x');
+SELECT pg_temp.place(:st);
+SELECT fairshare.apply_status(:st, jsonb_build_object('TrainingJobName', fairshare.training_job_name(:st, 1),
+													   'TrainingJobStatus', 'Completed')) AS earlier_attempt;
+SELECT fairshare.apply_status(:j, '{"TrainingJobStatus": "Failed", "FailureReason": "late"}') AS finished_job;
+SELECT * FROM pg_temp.show(:st);
+
+-- Bad input.
+SELECT pg_temp.try('SELECT fairshare.apply_status(1, ''[]'')');
+SELECT pg_temp.try('SELECT fairshare.apply_status(1, ''{"TrainingJobStatus": "Exploded"}'')');
+SELECT pg_temp.try('SELECT fairshare.apply_status(424242, ''{"TrainingJobStatus": "Completed"}'')');
+
+SET client_min_messages = warning;
+DROP EXTENSION fairshare CASCADE;
