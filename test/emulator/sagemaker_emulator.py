@@ -580,6 +580,7 @@ class TrainingJob:
         self.request = request
         self.instances = instances
         self.capacity_doomed = capacity_doomed
+        now = round(now, 3)  # the service keeps milliseconds; so do filters on them
         self.creation_time = now
         self.stopping_seconds = stopping_seconds
         max_runtime = (request.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds")
@@ -1290,6 +1291,9 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "SageMakerEmulator/1.0"
     sys_version = ""
     timeout = 120  # idle keep-alive connections are closed after this
+    # Small answers on keep-alive connections must not wait for delayed ACKs
+    # (40 ms each): no Nagle, and each answer goes out in a single send.
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt, *args):
         pass
@@ -1334,8 +1338,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("x-amzn-RequestId", str(uuid.uuid4()))
         if error_code:
             self.send_header("x-amzn-ErrorType", error_code)
-        self.end_headers()
-        self.wfile.write(data)
+        self._headers_buffer.append(b"\r\n" + data)  # end_headers(), with the body
+        self.flush_headers()
 
     def _drop(self, style):
         """Close the connection without a byte of answer."""
