@@ -78,7 +78,7 @@ ERRORS = {
     "InternalFailure": (500, "com.amazon.coral.service#", "message"),
     "ServiceUnavailable": (503, "com.amazon.coral.service#", "message"),
     "InvalidSignatureException": (403, "", "message"),
-    "IncompleteSignatureException": (403, "", "message"),
+    "IncompleteSignatureException": (400, "", "message"),
     "UnrecognizedClientException": (403, "", "message"),
     "MissingAuthenticationTokenException": (403, "", "message"),
 }
@@ -343,7 +343,8 @@ def _show(value):
     """How AWS quotes a value in a validation message."""
     if value is None:
         return "null"
-    return "'%s'" % (value if isinstance(value, str) else json.dumps(value))
+    text = value if isinstance(value, str) else json.dumps(value)
+    return "'%s'" % (text if len(text) <= 256 else text[:256] + "...")
 
 
 def _camel(member):
@@ -857,9 +858,11 @@ class Emulator:
     def reset(self):
         """Back to the state right after start-up (CLI settings included)."""
         with self.lock:
+            in_flight = self.stats.in_flight if hasattr(self, "stats") else 0
             self.jobs = {}           # lower-cased name -> TrainingJob
             self.active = set()      # names of jobs not yet terminal
             self.stats = Stats()
+            self.stats.in_flight = self.stats.max_in_flight = in_flight  # still being served
             self.faults = check_fault_config(self.options.faults)
             self.rng = random.Random(self.faults.get("seed"))
             self.fault_counts = defaultdict(int)
@@ -1076,16 +1079,16 @@ class Emulator:
                 if "LastModifiedTimeBefore" in bounds and not job.last_modified < bounds["LastModifiedTimeBefore"]:
                     continue
                 jobs.append((key_of(job), job))
-        descending = order == "Descending"
-        jobs.sort(key=lambda item: item[0], reverse=descending)
-        if after is not None:
-            jobs = [item for item in jobs
-                    if (item[0] < after if descending else item[0] > after)]
-        page = jobs[:max_results]
-        out = {"TrainingJobSummaries": [job.summary() for _, job in page
-                                        # As documented: StatusEquals filters the page
-                                        # of MaxResults jobs, after it was cut.
-                                        if status is None or job.status == status]}
+            descending = order == "Descending"
+            jobs.sort(key=lambda item: item[0], reverse=descending)
+            if after is not None:
+                jobs = [item for item in jobs
+                        if (item[0] < after if descending else item[0] > after)]
+            page = jobs[:max_results]
+            out = {"TrainingJobSummaries": [job.summary() for _, job in page
+                                            # As documented: StatusEquals filters the page
+                                            # of MaxResults jobs, after it was cut.
+                                            if status is None or job.status == status]}
         if len(jobs) > max_results:
             out["NextToken"] = base64.urlsafe_b64encode(json.dumps(
                 {"s": sort_by, "o": order, "k": list(page[-1][0])}).encode()).decode()
@@ -1351,73 +1354,82 @@ class Handler(BaseHTTPRequestHandler):
 
     # The SageMaker API -------------------------------------------------
     def _api(self, path):
+        """Serve one API request.  The counters are updated before the answer
+        leaves, so a client that reads /_emulator/stats as soon as it has its
+        answer finds its request counted."""
         emu = self.server.emulator
-        opts = emu.options
         started = time.time()
         emu.request_started()
-        op_label, outcome, status, name = "<unknown>", "InternalFailure", 500, None
+        label, name, drop = "<unknown>", None, None
         try:
-            body = self._read_body()
-            target = self.headers.get("X-Amz-Target") or ""
-            op = target[len(TARGET_PREFIX):] if target.startswith(TARGET_PREFIX) else None
-            if op not in API_METHODS:
-                op = None
-            op_label = op or "<unknown>"
-            fault = None
-            try:
-                verify_sigv4(self.command, self.path, self.headers.items(), body,
-                             opts.access_key_id, opts.secret_access_key, opts.session_token,
-                             opts.region, now=started, check_clock=opts.check_clock)
-                if op is None or self.command != "POST" or path != "/":
-                    raise ApiError("UnknownOperationException",
-                                   "Unknown operation: %s %s %s"
-                                   % (self.command, path, target or "(no X-Amz-Target)"))
-                ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-                if ctype != JSON_CONTENT_TYPE:
-                    raise ApiError("UnknownOperationException",
-                                   "Unsupported Content-Type '%s': SageMaker expects %s"
-                                   % (ctype, JSON_CONTENT_TYPE))
-                fault = emu.decide_fault(op)
-                if fault.slow:
-                    time.sleep(fault.slow)
-                if fault.kind == "throttle":
-                    raise ApiError("ThrottlingException", "Rate exceeded")
-                if fault.kind == "error_5xx":
-                    raise ApiError(fault.error, "We encountered an internal error. Please try again."
-                                   if fault.error == "InternalFailure" else "Service Unavailable")
-                if fault.kind == "drop" and not fault.drop_after:
-                    outcome = "dropped_before"
-                    self._drop(fault.drop_style)
-                    return
-                try:
-                    req = json.loads(body.decode("utf-8")) if body.strip() else {}
-                except (ValueError, UnicodeDecodeError):
-                    raise ApiError("SerializationException", "The request body is not valid JSON.")
-                if isinstance(req, dict) and isinstance(req.get("TrainingJobName"), str):
-                    name = req["TrainingJobName"]
-                payload = API_METHODS[op](emu, req)
-                status, outcome, error_code = 200, "ok", None
-            except ApiError as e:
-                payload, status, outcome, error_code = e.body(), e.status, e.code, e.code
-            if fault is not None and fault.kind == "drop" and fault.drop_after:
-                outcome = "dropped_after"
-                self._drop(fault.drop_style)
-                return
-            self._send(status, payload, JSON_CONTENT_TYPE, error_code)
+            label, name, status, payload, error_code, drop = self._answer(emu, path, started)
         except Exception:  # an emulator bug: say so, as the service would
             traceback.print_exc()
-            outcome, status = "InternalFailure", 500
+            status, error_code = 500, "InternalFailure"
+            payload = ApiError("InternalFailure", "emulator error").body()
+        if drop is not None:
+            outcome = "dropped_" + drop[0]
+        else:
+            outcome = "ok" if status == 200 else error_code
+        emu.request_finished(label, outcome)
+        emu.log({"t": started, "ms": round((time.time() - started) * 1000, 3),
+                 "op": label, "name": name, "outcome": outcome,
+                 "status": None if drop else status,
+                 "client": "%s:%s" % self.client_address[:2]})
+        try:
+            if drop is not None:
+                self._drop(drop[1])
+            else:
+                self._send(status, payload, JSON_CONTENT_TYPE, error_code)
+        except OSError:  # the client went away first
+            self.close_connection = True
+
+    def _answer(self, emu, path, started):
+        """Decide the answer: (operation, job name, HTTP status, body, error
+        code, drop), drop being None or ("before"|"after", style)."""
+        opts = emu.options
+        body = self._read_body()
+        target = self.headers.get("X-Amz-Target") or ""
+        op = target[len(TARGET_PREFIX):] if target.startswith(TARGET_PREFIX) else None
+        if op not in API_METHODS:
+            op = None
+        label, name, fault = op or "<unknown>", None, None
+        try:
+            verify_sigv4(self.command, self.path, self.headers.items(), body,
+                         opts.access_key_id, opts.secret_access_key, opts.session_token,
+                         opts.region, now=started, check_clock=opts.check_clock)
+            if op is None or self.command != "POST" or path != "/":
+                raise ApiError("UnknownOperationException",
+                               "Unknown operation: %s %s %s"
+                               % (self.command, path, target or "(no X-Amz-Target)"))
+            ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+            if ctype != JSON_CONTENT_TYPE:
+                raise ApiError("UnknownOperationException",
+                               "Unsupported Content-Type '%s': SageMaker expects %s"
+                               % (ctype, JSON_CONTENT_TYPE))
+            fault = emu.decide_fault(op)
+            if fault.slow:
+                time.sleep(fault.slow)
+            if fault.kind == "throttle":
+                raise ApiError("ThrottlingException", "Rate exceeded")
+            if fault.kind == "error_5xx":
+                raise ApiError(fault.error, "We encountered an internal error. Please try again."
+                               if fault.error == "InternalFailure" else "Service Unavailable")
+            if fault.kind == "drop" and not fault.drop_after:
+                return label, name, None, None, None, ("before", fault.drop_style)
             try:
-                self._send(500, ApiError("InternalFailure", "emulator error").body(),
-                           JSON_CONTENT_TYPE, "InternalFailure")
-            except OSError:
-                pass
-        finally:
-            emu.request_finished(op_label, outcome)
-            emu.log({"t": started, "ms": round((time.time() - started) * 1000, 3),
-                     "op": op_label, "name": name, "outcome": outcome,
-                     "status": None if outcome.startswith("dropped") else status,
-                     "client": "%s:%s" % self.client_address[:2]})
+                req = json.loads(body.decode("utf-8")) if body.strip() else {}
+            except (ValueError, UnicodeDecodeError):
+                raise ApiError("SerializationException", "The request body is not valid JSON.")
+            if isinstance(req, dict) and isinstance(req.get("TrainingJobName"), str):
+                name = req["TrainingJobName"]
+            status, payload, error_code = 200, API_METHODS[op](emu, req), None
+        except ApiError as e:
+            status, payload, error_code = e.status, e.body(), e.code
+        drop = None
+        if fault is not None and fault.kind == "drop" and fault.drop_after:
+            drop = ("after", fault.drop_style)
+        return label, name, status, payload, error_code, drop
 
     # The control API ---------------------------------------------------
     def _control(self, path):
@@ -1505,6 +1517,8 @@ class Options:
         self.secret_access_key = args.secret_access_key
         self.session_token = args.session_token
         self.check_clock = not args.no_clock_check
+        if not args.time_scale >= 0:
+            raise ValueError("--time-scale must be >= 0")
         self.time_scale = args.time_scale
         self.not_found_error = args.not_found_error
         self.defaults = dict(DEFAULT_TIMELINE)

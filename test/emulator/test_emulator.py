@@ -364,7 +364,8 @@ class TestProcess(unittest.TestCase):
 
     def test_bad_cli_settings_are_refused(self):
         for args in (["--capacity", "p5=fail"], ["--limit", "ml.p5.48xlarge=many"],
-                     ["--throttle-rate", "0.7", "--error-5xx-rate", "0.7"]):
+                     ["--throttle-rate", "0.7", "--error-5xx-rate", "0.7"],
+                     ["--time-scale", "-1"]):
             with self.subTest(args=args):
                 r = subprocess.run([PYTHON, EMULATOR] + args, capture_output=True, timeout=10,
                                    preexec_fn=_die_with_parent)
@@ -456,6 +457,26 @@ class TestOperations(EmulatorTest):
         self.assertEqual(body["ModelArtifacts"]["S3ModelArtifacts"],
                          "s3://bucket/output/shape-1/output/model.tar.gz")
         self.assertEqual(body["BillableTimeInSeconds"], 3 * body["TrainingTimeInSeconds"])
+
+    def test_expect_100_continue(self):
+        """libcurl sends large bodies only after "100 Continue"."""
+        method, path, headers, data = self.emu.signed("CreateTrainingJob",
+                                                      job_request("expect-1", **HOLD))
+        headers["Expect"] = "100-continue"
+        headers["Content-Length"] = str(len(data))
+        head = "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % (method, path, self.emu.port)
+        head += "".join("%s: %s\r\n" % kv for kv in headers.items()) + "\r\n"
+        with socket.create_connection(("127.0.0.1", self.emu.port), timeout=10) as s:
+            s.sendall(head.encode())
+            self.assertTrue(s.recv(100).startswith(b"HTTP/1.1 100 Continue"))
+            s.sendall(data)
+            answer = b""
+            while b"training-job/expect-1" not in answer:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+        self.assertTrue(answer.startswith(b"HTTP/1.1 200 "), answer)
 
     def test_names_are_case_insensitive(self):
         self.create("CaseJob", **HOLD)
@@ -560,10 +581,14 @@ class TestOperations(EmulatorTest):
         self.assertEqual(body["TrainingJobSummaries"], [])
         self.assertIn("NextToken", body)
 
-        created = {n: self.describe(n)["CreationTime"] for n in ("list-10", "list-12")}
-        body = list_(CreationTimeAfter=created["list-10"], CreationTimeBefore=created["list-12"],
+        # CreationTime has millisecond resolution (as in SageMaker): space them out.
+        for name in ("win-a", "win-b", "win-c"):
+            time.sleep(0.005)
+            self.create(name, **HOLD)
+        created = {n: self.describe(n)["CreationTime"] for n in ("win-a", "win-c")}
+        body = list_(CreationTimeAfter=created["win-a"], CreationTimeBefore=created["win-c"],
                      SortOrder="Ascending")[2]
-        self.assertEqual([s["TrainingJobName"] for s in body["TrainingJobSummaries"]], ["list-11"])
+        self.assertEqual([s["TrainingJobName"] for s in body["TrainingJobSummaries"]], ["win-b"])
 
     def test_list_validation(self):
         for kw, member in (({"MaxResults": 0}, "maxResults"), ({"MaxResults": 101}, "maxResults"),
@@ -826,14 +851,14 @@ class TestSignatures(EmulatorTest):
             headers["Authorization"] = headers["Authorization"].split(", Signature=")[0]
             return headers, data
         self.assertApiError(self.describe_with(mutate=no_signature),
-                            "IncompleteSignatureException", 403,
+                            "IncompleteSignatureException", 400,
                             contains="requires 'Signature' parameter")
 
         def other_algorithm(headers, data):
             headers["Authorization"] = headers["Authorization"].replace("HMAC-SHA256", "HMAC-SHA1")
             return headers, data
         self.assertApiError(self.describe_with(mutate=other_algorithm),
-                            "IncompleteSignatureException", 403)
+                            "IncompleteSignatureException", 400)
 
     def test_session_token_when_none_is_configured(self):
         self.assertApiError(self.describe_with(token=TOKEN), "UnrecognizedClientException", 403)
@@ -859,6 +884,24 @@ class TestSessionToken(EmulatorTest):
         self.create("tok-1", **HOLD)
         self.assertEqual(self.emu.client().describe_training_job(
             TrainingJobName="tok-1")["TrainingJobStatus"], "InProgress")
+
+    @unittest.skipUnless(os.path.exists("/usr/bin/curl"), "needs the curl command")
+    def test_curl_aws_sigv4_is_accepted(self):
+        """A third signer (libcurl's, which the C client builds on) agrees."""
+        def curl(op, body, secret=SECRET):
+            out = subprocess.run(
+                ["/usr/bin/curl", "-s", "--max-time", "10", "--aws-sigv4",
+                 "aws:amz:%s:sagemaker" % REGION, "--user", "%s:%s" % (AKID, secret),
+                 "-H", "X-Amz-Security-Token: " + TOKEN, "-H", "X-Amz-Target: SageMaker." + op,
+                 "-H", "Content-Type: application/x-amz-json-1.1", "--data-binary", "@-",
+                 self.emu.url + "/"], input=json.dumps(body).encode(), capture_output=True,
+                timeout=20)
+            return json.loads(out.stdout)
+        self.assertIn("TrainingJobArn", curl("CreateTrainingJob", job_request("curl-1", **HOLD)))
+        self.assertEqual(curl("DescribeTrainingJob", {"TrainingJobName": "curl-1"})
+                         ["SecondaryStatus"], "Starting")
+        self.assertEqual(error_type(curl("ListTrainingJobs", {}, secret="wrong")),
+                         "InvalidSignatureException")
 
     def test_missing_or_wrong_token(self):
         self.assertApiError(self.emu.call("ListTrainingJobs", {}, token=None),
@@ -1224,7 +1267,10 @@ class TestStatsAndLoad(EmulatorTest):
         self.assertEqual((s["requests"], s["in_flight"]), (7, 0))
         self.assertNotIn("jobs", self.emu.ok("GET", "/stats?jobs=0"))
         self.emu.ok("POST", "/faults", {"throttle_rate": 0.5})
+        self.emu.ok("POST", "/capacity", {"ml.p5.48xlarge": "fail"})
+        self.emu.ok("POST", "/limits", {"ml.p5.48xlarge": 8})
         self.emu.reset()
+        self.assertEqual((self.emu.ok("GET", "/capacity"), self.emu.ok("GET", "/limits")), ({}, {}))
         s = self.emu.stats()
         self.assertEqual((s["calls"], s["creates"], s["jobs"], s["requests"], s["max_in_flight"]),
                          ({}, {}, {}, 0, 0))
