@@ -478,6 +478,20 @@ class TestOperations(EmulatorTest):
                 answer += chunk
         self.assertTrue(answer.startswith(b"HTTP/1.1 200 "), answer)
 
+    def test_chunked_body(self):
+        method, path, headers, data = self.emu.signed("CreateTrainingJob",
+                                                      job_request("chunked-1", **HOLD))
+        headers["Transfer-Encoding"] = "chunked"
+        conn = http.client.HTTPConnection("127.0.0.1", self.emu.port, timeout=10)
+        try:
+            conn.request(method, path, body=iter([data[:17], data[17:]]), headers=headers,
+                         encode_chunked=True)
+            resp = conn.getresponse()
+            self.assertEqual(resp.status, 200, resp.read())
+        finally:
+            conn.close()
+        self.assertEqual(self.describe("chunked-1")["TrainingJobStatus"], "InProgress")
+
     def test_names_are_case_insensitive(self):
         self.create("CaseJob", **HOLD)
         self.assertEqual(self.describe("casejob")["TrainingJobName"], "CaseJob")
@@ -1276,6 +1290,17 @@ class TestStatsAndLoad(EmulatorTest):
                          ({}, {}, {}, 0, 0))
         self.assertEqual(self.emu.ok("GET", "/faults")["throttle_rate"], 0.0)
         self.create("cnt-1", **HOLD)  # the name is free again
+
+    def test_reset_while_requests_are_in_flight(self):
+        self.emu.ok("POST", "/faults", {"slow_rate": 1.0, "slow_seconds": 0.4})
+        worker = threading.Thread(target=self.emu.call, args=("ListTrainingJobs", {}))
+        worker.start()
+        time.sleep(0.15)
+        self.emu.reset()
+        self.assertEqual(self.emu.stats()["in_flight"], 1)
+        worker.join(5)
+        s = self.emu.stats()
+        self.assertEqual((s["in_flight"], s["calls"]), (0, {"ListTrainingJobs": 1}))
 
     def test_unknown_control_endpoints(self):
         self.assertEqual(self.emu.control("GET", "/nothing")[0], 404)
