@@ -32,7 +32,7 @@ EXTRA_CLEAN = $(DATA_built)
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(DATA_built): $(SQL_PARTS)
-	@{ echo '-- Generated from sql/parts/*.sql by make; edit the parts.'; \
-	   echo '\echo Use "CREATE EXTENSION $(EXTENSION)" to load this file. \quit'; \
-	   for f in $(SQL_PARTS); do echo; echo "-- ==== $$f"; cat $$f; done; } > $@
+$(DATA_built): $(SQL_PARTS) Makefile
+	@{ printf '%s\n' '-- Generated from sql/parts/*.sql by make; edit the parts.' \
+	     '\echo Use "CREATE EXTENSION $(EXTENSION)" to load this file. \quit'; \
+	   for f in $(SQL_PARTS); do printf '\n-- ==== %s\n' "$$f"; cat "$$f"; done; } > $@

@@ -16,6 +16,7 @@
 #include <ctype.h>
 
 #include "fairshare.h"
+#include "tables/config_cache.h"
 
 PG_MODULE_MAGIC;
 
@@ -148,4 +149,6 @@ _PG_init(void)
 							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("fairshare");
+
+	fs_config_cache_init();
 }

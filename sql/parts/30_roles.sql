@@ -17,3 +17,54 @@ END
 $roles$;
 
 GRANT USAGE ON SCHEMA fairshare TO fairshare_admin, fairshare_submitter, fairshare_viewer;
+
+-- Admins manage the configuration and may act on every job.
+GRANT SELECT, INSERT, UPDATE, DELETE ON
+	fairshare.service_environments, fairshare.capacity_limits,
+	fairshare.scheduling_policies, fairshare.share_distribution,
+	fairshare.job_queues, fairshare.queue_environments,
+	fairshare.quota_shares, fairshare.quota_share_limits,
+	fairshare.jobs, fairshare.job_attempts
+	TO fairshare_admin;
+GRANT SELECT, INSERT, DELETE ON fairshare.job_events TO fairshare_admin;
+
+-- Submitters read the configuration (to know where to submit) and their own
+-- jobs, and insert jobs naming only the columns a submission may set.
+GRANT SELECT ON
+	fairshare.service_environments, fairshare.capacity_limits,
+	fairshare.scheduling_policies, fairshare.share_distribution,
+	fairshare.job_queues, fairshare.queue_environments,
+	fairshare.quota_shares, fairshare.quota_share_limits,
+	fairshare.jobs, fairshare.job_attempts, fairshare.job_events
+	TO fairshare_submitter;
+GRANT INSERT (job_name, job_queue, share_identifier, quota_share, scheduling_priority,
+			  request, instance_types, instance_count, retry_attempts, evaluate_on_exit,
+			  preemption_retries, attempt_duration_seconds, tags)
+	ON fairshare.jobs TO fairshare_submitter;
+
+-- Row-level security: a submitter sees only the jobs it submitted, and the
+-- attempts and events of those jobs.  The extension's owner (the worker,
+-- and the functions that switch to it) is not subject to these policies.
+ALTER TABLE fairshare.jobs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY admin_all ON fairshare.jobs TO fairshare_admin USING (true) WITH CHECK (true);
+CREATE POLICY submitter_select_own ON fairshare.jobs FOR SELECT TO fairshare_submitter
+	USING (submitted_by = current_user);
+CREATE POLICY submitter_insert_own ON fairshare.jobs FOR INSERT TO fairshare_submitter
+	WITH CHECK (submitted_by = current_user);
+
+ALTER TABLE fairshare.job_attempts ENABLE ROW LEVEL SECURITY;
+CREATE POLICY admin_all ON fairshare.job_attempts TO fairshare_admin USING (true) WITH CHECK (true);
+CREATE POLICY submitter_select_own ON fairshare.job_attempts FOR SELECT TO fairshare_submitter
+	USING (EXISTS (SELECT 1 FROM fairshare.jobs j WHERE j.job_id = job_attempts.job_id));
+
+ALTER TABLE fairshare.job_events ENABLE ROW LEVEL SECURITY;
+CREATE POLICY admin_all ON fairshare.job_events TO fairshare_admin USING (true) WITH CHECK (true);
+CREATE POLICY submitter_select_own ON fairshare.job_events FOR SELECT TO fairshare_submitter
+	USING (EXISTS (SELECT 1 FROM fairshare.jobs j WHERE j.job_id = job_events.job_id));
+
+-- Job control: callable by admins and submitters (row-level security then
+-- decides which jobs each may act on).
+REVOKE ALL ON FUNCTION fairshare.terminate_job(bigint, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION fairshare.update_job_priority(bigint, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairshare.terminate_job(bigint, text) TO fairshare_admin, fairshare_submitter;
+GRANT EXECUTE ON FUNCTION fairshare.update_job_priority(bigint, integer) TO fairshare_admin, fairshare_submitter;

@@ -1,0 +1,187 @@
+/*-------------------------------------------------------------------------
+ *
+ * job_control.c
+ *		fairshare.terminate_job() and fairshare.update_job_priority().
+ *
+ * Both act on one job on behalf of the caller.  Which jobs the caller may
+ * act on is decided by row-level security on fairshare.jobs: the job is
+ * looked up as the caller, so a submitter finds only its own jobs and an
+ * admin finds all.  The change itself is then made as the owner of the
+ * fairshare catalog, because submitters have no UPDATE privilege on
+ * fairshare.jobs — they must not be able to set a status directly.  This is
+ * what SECURITY DEFINER would do, except that a SECURITY DEFINER function
+ * could no longer see who called it.
+ *
+ * A placed job is not stopped here: the stop is recorded on the row and the
+ * dispatcher carries it out; the job keeps its capacity until SageMaker
+ * reports it stopped.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include "tables/lookup.h"
+
+PG_FUNCTION_INFO_V1(fairshare_terminate_job);
+PG_FUNCTION_INFO_V1(fairshare_update_job_priority);
+
+#define MAX_REASON_LENGTH 1024
+
+/*
+ * Find the job as the caller sees it (row-level security applies), then lock
+ * it as the catalog owner and return its status (the locked row, with
+ * stop_kind and scheduling_priority, stays in SPI_tuptable).  Leaves the user switched
+ * to the owner; the caller restores it with *saved_user / *saved_context.
+ * Errors if the caller cannot see the job.
+ */
+static char *
+lock_visible_job(int64 job_id, Oid *saved_user, int *saved_context)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(job_id)};
+	int			ret;
+	bool		isnull;
+
+	ret = SPI_execute_with_args("SELECT 1 FROM fairshare.jobs WHERE job_id = $1",
+								1, argtypes, values, NULL, true, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("job " INT64_FORMAT " does not exist", job_id),
+				 errhint("A submitter sees only the jobs it submitted.")));
+
+	GetUserIdAndSecContext(saved_user, saved_context);
+	SetUserIdAndSecContext(fs_catalog_owner(),
+						   *saved_context | SECURITY_LOCAL_USERID_CHANGE);
+
+	ret = SPI_execute_with_args("SELECT status::text, stop_kind, scheduling_priority FROM fairshare.jobs "
+								"WHERE job_id = $1 FOR UPDATE",
+								1, argtypes, values, NULL, false, 1);
+	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "job " INT64_FORMAT " vanished while being locked", job_id);
+	return TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0],
+											 SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+static bool
+status_is_final(const char *status)
+{
+	return strcmp(status, "SUCCEEDED") == 0 || strcmp(status, "FAILED") == 0;
+}
+
+static bool
+status_is_placed(const char *status)
+{
+	return strcmp(status, "SCHEDULED") == 0 || strcmp(status, "STARTING") == 0 ||
+		strcmp(status, "RUNNING") == 0;
+}
+
+Datum
+fairshare_terminate_job(PG_FUNCTION_ARGS)
+{
+	int64		job_id = PG_GETARG_INT64(0);
+	char	   *reason = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	char	   *caller = GetUserNameFromId(GetUserId(), false);
+	char	   *full_reason;
+	char	   *status;
+	char	   *stop_kind;
+	Oid			saved_user;
+	int			saved_context;
+	bool		changed = false;
+	Oid			argtypes[2] = {INT8OID, TEXTOID};
+	Datum		values[2];
+	int			ret;
+
+	if (strspn(reason, " \t\r\n") == strlen(reason))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a reason is required to terminate job " INT64_FORMAT, job_id),
+				 errhint("Say why, e.g. fairshare.terminate_job(%lld, 'wrong dataset').",
+						 (long long) job_id)));
+	if (strlen(reason) > MAX_REASON_LENGTH)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the reason to terminate job " INT64_FORMAT " is longer than %d bytes",
+						job_id, MAX_REASON_LENGTH)));
+	full_reason = psprintf("Terminated by %s: %s", caller, reason);
+
+	SPI_connect();
+	status = lock_visible_job(job_id, &saved_user, &saved_context);
+	stop_kind = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+
+	values[0] = Int64GetDatum(job_id);
+	values[1] = CStringGetTextDatum(full_reason);
+	if (status_is_final(status))
+		changed = false;
+	else if (status_is_placed(status))
+	{
+		/* Already being terminated: nothing more to ask for. */
+		if (stop_kind == NULL || strcmp(stop_kind, "TERMINATE") != 0)
+		{
+			ret = SPI_execute_with_args("UPDATE fairshare.jobs SET stop_kind = 'TERMINATE', "
+										"stop_reason = $2, stop_requested_at = now(), "
+										"preempted_for = NULL WHERE job_id = $1",
+										2, argtypes, values, NULL, false, 0);
+			if (ret != SPI_OK_UPDATE)
+				elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+			changed = true;
+		}
+	}
+	else
+	{
+		ret = SPI_execute_with_args("UPDATE fairshare.jobs SET status = 'FAILED', "
+									"status_reason = $2 WHERE job_id = $1",
+									2, argtypes, values, NULL, false, 0);
+		if (ret != SPI_OK_UPDATE)
+			elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+		changed = true;
+	}
+
+	SetUserIdAndSecContext(saved_user, saved_context);
+	SPI_finish();
+	PG_RETURN_BOOL(changed);
+}
+
+Datum
+fairshare_update_job_priority(PG_FUNCTION_ARGS)
+{
+	int64		job_id = PG_GETARG_INT64(0);
+	int32		priority = PG_GETARG_INT32(1);
+	char	   *status;
+	Oid			saved_user;
+	int			saved_context;
+	Oid			argtypes[2] = {INT8OID, INT4OID};
+	Datum		values[2];
+	int			ret;
+	bool		isnull;
+	int32		old_priority;
+
+	if (priority < 0 || priority > 9999)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("scheduling_priority %d is out of range", priority),
+				 errhint("scheduling_priority is from 0 to 9999; higher runs first.")));
+
+	SPI_connect();
+	status = lock_visible_job(job_id, &saved_user, &saved_context);
+	if (status_is_final(status))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("job " INT64_FORMAT " has already finished (%s)", job_id, status),
+				 errhint("Priorities matter only to jobs that wait or run.")));
+
+	old_priority = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+											   SPI_tuptable->tupdesc, 3, &isnull));
+	values[0] = Int64GetDatum(job_id);
+	values[1] = Int32GetDatum(priority);
+	ret = SPI_execute_with_args("UPDATE fairshare.jobs SET scheduling_priority = $2 WHERE job_id = $1",
+								2, argtypes, values, NULL, false, 0);
+	if (ret != SPI_OK_UPDATE)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+
+	SetUserIdAndSecContext(saved_user, saved_context);
+	SPI_finish();
+	PG_RETURN_INT32(old_priority);
+}

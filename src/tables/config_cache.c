@@ -1,0 +1,218 @@
+/*-------------------------------------------------------------------------
+ *
+ * config_cache.c
+ *		Per-backend cache of queue configuration, invalidated on change.
+ *
+ * Every INSERT into fairshare.jobs needs its queue's policy kind, quota
+ * shares and the instance types its environments can run.  Reading those
+ * with three queries per row would cost more than the insert itself, so they
+ * are cached per backend.  The cache is dropped whenever any configuration
+ * table changes: a statement trigger on each of them (fairshare._config_changed)
+ * sends a relcache invalidation for fairshare.job_queues, which PostgreSQL
+ * delivers to every backend at commit (and to our own at the next command),
+ * and our relcache callback then forgets everything.  This is pg_cron's way
+ * of telling its launcher that cron.job changed, without polling.
+ *
+ * Concurrency is as for a query: a backend that reads the cache while an
+ * admin's change is not committed yet sees the old configuration, exactly
+ * as a query under READ COMMITTED would.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include "commands/trigger.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+
+#include "tables/lookup.h"
+#include "tables/config_cache.h"
+
+PG_FUNCTION_INFO_V1(fairshare_config_changed);
+
+#define QUEUE_NAME_KEY 130		/* names are at most 128 bytes */
+
+typedef struct QueueCacheEntry
+{
+	char		key[QUEUE_NAME_KEY];
+	QueueConfig config;
+} QueueCacheEntry;
+
+static MemoryContext cache_context = NULL;
+static HTAB *queue_cache = NULL;
+/* The relation whose invalidation means "configuration changed". */
+static Oid	anchor_relid = InvalidOid;
+/* Counts invalidations, so a load that one interrupted can be redone. */
+static uint64 cache_generation = 0;
+
+static void
+config_cache_invalidate(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == anchor_relid)
+	{
+		cache_generation++;
+		queue_cache = NULL;
+		anchor_relid = InvalidOid;
+		if (cache_context != NULL)
+			MemoryContextReset(cache_context);
+	}
+}
+
+void
+fs_config_cache_init(void)
+{
+	CacheRegisterRelcacheCallback(config_cache_invalidate, (Datum) 0);
+}
+
+/* Statement trigger on every configuration table. */
+Datum
+fairshare_config_changed(PG_FUNCTION_ARGS)
+{
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("fairshare._config_changed() must be called as a trigger")));
+	CacheInvalidateRelcacheByRelid(fs_catalog_relid("job_queues"));
+	return PointerGetDatum(NULL);
+}
+
+static void
+ensure_cache(void)
+{
+	HASHCTL		ctl;
+
+	if (queue_cache != NULL)
+		return;
+	if (cache_context == NULL)
+		cache_context = AllocSetContextCreate(CacheMemoryContext,
+											  "fairshare queue config cache",
+											  ALLOCSET_SMALL_SIZES);
+	anchor_relid = fs_catalog_relid("job_queues");
+	ctl.keysize = QUEUE_NAME_KEY;
+	ctl.entrysize = sizeof(QueueCacheEntry);
+	ctl.hcxt = cache_context;
+	queue_cache = hash_create("fairshare queue config", 16, &ctl,
+							  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+}
+
+/* Run a one-parameter query and copy column 1 of every row into cache memory. */
+static char **
+load_names(const char *sql, const char *queue, int *count)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(queue)};
+	char	  **names;
+	int			ret;
+
+	ret = SPI_execute_with_args(sql, 1, argtypes, values, NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+	*count = (int) SPI_processed;
+	names = MemoryContextAlloc(cache_context, sizeof(char *) * Max(*count, 1));
+	for (uint64 i = 0; i < SPI_processed; i++)
+		names[i] = MemoryContextStrdup(cache_context,
+									   SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+	return names;
+}
+
+/*
+ * Read one queue's configuration into cache memory.  Returns false if there
+ * is no such queue.
+ */
+static bool
+load_queue(const char *name, QueueConfig *config)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	int			ret;
+	char	   *state;
+	char	   *kind;
+	char	  **units;
+	int			n_units;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	values[0] = CStringGetTextDatum(name);
+	ret = SPI_execute_with_args("SELECT q.state, p.kind FROM fairshare.job_queues q "
+								"LEFT JOIN fairshare.scheduling_policies p ON p.name = q.scheduling_policy "
+								"WHERE q.name = $1",
+								1, argtypes, values, NULL, true, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+	{
+		SPI_finish();
+		return false;
+	}
+	state = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	kind = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+
+	memset(config, 0, sizeof(*config));
+	config->name = MemoryContextStrdup(cache_context, name);
+	config->enabled = strcmp(state, "ENABLED") == 0;
+	config->kind = kind == NULL ? QUEUE_FIFO :
+		strcmp(kind, "FAIR_SHARE") == 0 ? QUEUE_FAIR_SHARE : QUEUE_QUOTA_SHARE;
+	config->quota_shares = load_names("SELECT name FROM fairshare.quota_shares WHERE job_queue = $1",
+									 name, &config->n_quota_shares);
+	units = load_names("SELECT DISTINCT cl.capacity_unit FROM fairshare.queue_environments qe "
+					   "JOIN fairshare.capacity_limits cl ON cl.service_environment = qe.service_environment "
+					   "WHERE qe.job_queue = $1",
+					   name, &n_units);
+	config->instance_types = MemoryContextAlloc(cache_context, sizeof(char *) * Max(n_units, 1));
+	for (int i = 0; i < n_units; i++)
+	{
+		if (strcmp(units[i], "NUM_INSTANCES") == 0)
+			config->any_instance_type = true;
+		else
+			config->instance_types[config->n_instance_types++] = units[i];
+	}
+	SPI_finish();
+	return true;
+}
+
+const QueueConfig *
+fs_lookup_queue(const char *name)
+{
+	QueueCacheEntry *entry;
+	QueueConfig config;
+	uint64		generation;
+
+	if (strlen(name) >= QUEUE_NAME_KEY)
+		return NULL;
+	for (;;)
+	{
+		ensure_cache();
+		entry = hash_search(queue_cache, name, HASH_FIND, NULL);
+		if (entry != NULL)
+			return &entry->config;
+		generation = cache_generation;
+		if (!load_queue(name, &config))
+			return NULL;
+		/* An invalidation during the load freed what it read: read again. */
+		if (generation == cache_generation)
+			break;
+	}
+	entry = hash_search(queue_cache, name, HASH_ENTER, NULL);
+	entry->config = config;
+	return &entry->config;
+}
+
+bool
+fs_queue_has_quota_share(const QueueConfig *queue, const char *share)
+{
+	for (int i = 0; i < queue->n_quota_shares; i++)
+		if (strcmp(queue->quota_shares[i], share) == 0)
+			return true;
+	return false;
+}
+
+bool
+fs_queue_can_run_type(const QueueConfig *queue, const char *instance_type)
+{
+	if (queue->any_instance_type)
+		return true;
+	for (int i = 0; i < queue->n_instance_types; i++)
+		if (strcmp(queue->instance_types[i], instance_type) == 0)
+			return true;
+	return false;
+}

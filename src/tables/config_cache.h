@@ -1,0 +1,40 @@
+/*-------------------------------------------------------------------------
+ *
+ * config_cache.h
+ *		Per-backend cache of the queue configuration a job submission needs.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FAIRSHARE_CONFIG_CACHE_H
+#define FAIRSHARE_CONFIG_CACHE_H
+
+typedef enum QueuePolicyKind
+{
+	QUEUE_FIFO,
+	QUEUE_FAIR_SHARE,
+	QUEUE_QUOTA_SHARE
+} QueuePolicyKind;
+
+typedef struct QueueConfig
+{
+	char	   *name;
+	bool		enabled;
+	QueuePolicyKind kind;
+	int			n_quota_shares;
+	char	  **quota_shares;
+	/* Capacity units of the queue's environments: a NUM_INSTANCES limit lets
+	 * any type run; otherwise only the listed types can. */
+	bool		any_instance_type;
+	int			n_instance_types;
+	char	  **instance_types;
+} QueueConfig;
+
+/* The queue's configuration, or NULL if there is no such queue. */
+extern const QueueConfig *fs_lookup_queue(const char *name);
+extern bool fs_queue_has_quota_share(const QueueConfig *queue, const char *share);
+extern bool fs_queue_can_run_type(const QueueConfig *queue, const char *instance_type);
+
+/* Register the invalidation callback; called once from _PG_init. */
+extern void fs_config_cache_init(void);
+
+#endif							/* FAIRSHARE_CONFIG_CACHE_H */

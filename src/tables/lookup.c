@@ -1,0 +1,37 @@
+/*-------------------------------------------------------------------------
+ *
+ * lookup.c
+ *		Finding fairshare's own tables from C.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "nodes/makefuncs.h"
+#include "utils/syscache.h"
+
+#include "tables/lookup.h"
+
+Oid
+fs_catalog_relid(const char *relname)
+{
+	return RangeVarGetRelid(makeRangeVar("fairshare", (char *) relname, -1), NoLock, false);
+}
+
+Oid
+fs_catalog_owner(void)
+{
+	Oid			relid = fs_catalog_relid("jobs");
+	HeapTuple	tuple;
+	Oid			owner;
+
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	ReleaseSysCache(tuple);
+	return owner;
+}

@@ -1,0 +1,571 @@
+/*-------------------------------------------------------------------------
+ *
+ * submission.c
+ *		The BEFORE INSERT trigger on fairshare.jobs: validate a submission.
+ *
+ * A job is submitted with a plain INSERT.  This trigger rejects every bad
+ * input with a message that names the field and the rule and a specific
+ * SQLSTATE (so nothing is written), and fills instance_types and
+ * instance_count from the request's ResourceConfig when they are not given.
+ *
+ * It is C, not PL/pgSQL, because it runs for every submitted job: the
+ * queue's configuration comes from a per-backend cache (config_cache.c)
+ * instead of three queries per row, which keeps INSERT throughput close to
+ * that of a plain table (bench/submit).  The rarely used optional fields
+ * (evaluate_on_exit, tags) are checked by fairshare._check_job_options() in
+ * SQL, only when present.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "utils/array.h"
+#include "utils/numeric.h"
+#include "utils/rel.h"
+
+#include "tables/config_cache.h"
+
+PG_FUNCTION_INFO_V1(fairshare_validate_job_submission);
+
+#define MAX_REQUEST_BYTES 10240
+#define MAX_INSTANCE_COUNT 1000000
+#define MAX_INSTANCE_TYPES 10
+
+/* Column numbers of fairshare.jobs, looked up once per relation. */
+typedef enum JobColumn
+{
+	COL_JOB_NAME, COL_JOB_QUEUE, COL_SHARE_IDENTIFIER, COL_QUOTA_SHARE,
+	COL_SCHEDULING_PRIORITY, COL_REQUEST, COL_INSTANCE_TYPES, COL_INSTANCE_COUNT,
+	COL_RETRY_ATTEMPTS, COL_EVALUATE_ON_EXIT, COL_PREEMPTION_RETRIES,
+	COL_ATTEMPT_DURATION_SECONDS, COL_TAGS, COL_STATUS, COL_STATUS_REASON,
+	COL_CREATED_AT, COL_RUNNABLE_AT, COL_SCHEDULED_AT, COL_STARTED_AT, COL_STOPPED_AT,
+	COL_SERVICE_ENVIRONMENT, COL_INSTANCE_TYPE, COL_TRAINING_JOB_NAME,
+	COL_TRAINING_JOB_ARN, COL_ATTEMPTS, COL_PREEMPTIONS, COL_SUBMITTED_BY,
+	COL_STOP_KIND, COL_STOP_REASON, COL_STOP_REQUESTED_AT, COL_STOP_SENT_AT,
+	COL_PREEMPTED_FOR,
+	N_JOB_COLUMNS
+} JobColumn;
+
+static const char *const job_column_names[N_JOB_COLUMNS] = {
+	"job_name", "job_queue", "share_identifier", "quota_share",
+	"scheduling_priority", "request", "instance_types", "instance_count",
+	"retry_attempts", "evaluate_on_exit", "preemption_retries",
+	"attempt_duration_seconds", "tags", "status", "status_reason",
+	"created_at", "runnable_at", "scheduled_at", "started_at", "stopped_at",
+	"service_environment", "instance_type", "training_job_name",
+	"training_job_arn", "attempts", "preemptions", "submitted_by",
+	"stop_kind", "stop_reason", "stop_requested_at", "stop_sent_at",
+	"preempted_for"
+};
+
+/*
+ * Columns fairshare sets, in the order they are reported: a submission that
+ * gives any of them a value other than its default is refused.
+ */
+static const JobColumn set_by_fairshare[] = {
+	COL_STATUS, COL_STATUS_REASON, COL_CREATED_AT, COL_RUNNABLE_AT,
+	COL_SCHEDULED_AT, COL_STARTED_AT, COL_STOPPED_AT, COL_SERVICE_ENVIRONMENT,
+	COL_INSTANCE_TYPE, COL_TRAINING_JOB_NAME, COL_TRAINING_JOB_ARN,
+	COL_ATTEMPTS, COL_PREEMPTIONS, COL_SUBMITTED_BY, COL_STOP_KIND,
+	COL_STOP_REASON, COL_STOP_REQUESTED_AT, COL_STOP_SENT_AT, COL_PREEMPTED_FOR
+};
+
+static Oid	columns_relid = InvalidOid;
+static int	column_attnum[N_JOB_COLUMNS];
+
+static void
+lookup_columns(Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	if (columns_relid == RelationGetRelid(rel))
+		return;
+	for (int c = 0; c < N_JOB_COLUMNS; c++)
+	{
+		column_attnum[c] = SPI_fnumber(desc, job_column_names[c]);
+		if (column_attnum[c] <= 0)
+			elog(ERROR, "fairshare.jobs has no column \"%s\"", job_column_names[c]);
+	}
+	columns_relid = RelationGetRelid(rel);
+}
+
+typedef struct Submission
+{
+	Datum		values[N_JOB_COLUMNS];
+	bool		isnull[N_JOB_COLUMNS];
+} Submission;
+
+static char *
+text_value(const Submission *s, JobColumn c)
+{
+	return s->isnull[c] ? NULL : TextDatumGetCString(s->values[c]);
+}
+
+/* [A-Za-z0-9_-]{1,max} */
+static bool
+is_simple_name(const char *name, size_t max)
+{
+	size_t		len = strlen(name);
+
+	if (len < 1 || len > max)
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!isalnum((unsigned char) *p) && *p != '_' && *p != '-')
+			return false;
+	return true;
+}
+
+/* ml.<family>.<size>, lower-case letters and digits: SageMaker's shape. */
+static bool
+is_instance_type(const char *s, int len)
+{
+	int			dots = 0;
+	int			run = 0;
+
+	if (len < 3 || strncmp(s, "ml.", 3) != 0)
+		return false;
+	for (int i = 3; i < len; i++)
+	{
+		if (s[i] == '.')
+		{
+			if (run == 0)
+				return false;
+			dots++;
+			run = 0;
+		}
+		else if ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9'))
+			run++;
+		else
+			return false;
+	}
+	return dots == 1 && run > 0;
+}
+
+static char *
+jsonb_value_text(JsonbValue *v)
+{
+	return JsonbToCString(NULL, &JsonbValueToJsonb(v)->root, 0);
+}
+
+static const char *
+jsonb_type_name(Jsonb *jb)
+{
+	if (JB_ROOT_IS_SCALAR(jb))
+	{
+		JsonbValue	v;
+
+		JsonbExtractScalar(&jb->root, &v);
+		switch (v.type)
+		{
+			case jbvNull:
+				return "null";
+			case jbvString:
+				return "string";
+			case jbvNumeric:
+				return "number";
+			case jbvBool:
+				return "boolean";
+			default:
+				return "scalar";
+		}
+	}
+	return JB_ROOT_IS_OBJECT(jb) ? "object" : "array";
+}
+
+static JsonbValue *
+object_field(JsonbContainer *container, const char *key)
+{
+	JsonbValue	k;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	return findJsonbValueFromContainer(container, JB_FOBJECT, &k);
+}
+
+static bool
+is_object(JsonbValue *v)
+{
+	return v != NULL && v->type == jbvBinary && JsonContainerIsObject(v->val.binary.data);
+}
+
+/* A positive whole number no larger than MAX_INSTANCE_COUNT, or -1. */
+static int
+instance_count_of(JsonbValue *v)
+{
+	double		d;
+
+	if (v->type != jbvNumeric)
+		return -1;
+	d = strtod(DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v->val.numeric))), NULL);
+	if (!isfinite(d) || d != floor(d) || d < 1)
+		return -1;
+	return d > MAX_INSTANCE_COUNT ? 0 : (int) d;
+}
+
+static void
+check_not_set_by_fairshare(const Submission *s)
+{
+	for (int i = 0; i < lengthof(set_by_fairshare); i++)
+	{
+		JobColumn	c = set_by_fairshare[i];
+		bool		given;
+
+		if (s->isnull[c])
+			continue;
+		switch (c)
+		{
+			case COL_STATUS:
+				given = strcmp(DatumGetCString(DirectFunctionCall1(enum_out, s->values[c])),
+							   "SUBMITTED") != 0;
+				break;
+			case COL_CREATED_AT:
+				given = DatumGetTimestampTz(s->values[c]) != GetCurrentTransactionStartTimestamp();
+				break;
+			case COL_ATTEMPTS:
+			case COL_PREEMPTIONS:
+				given = DatumGetInt32(s->values[c]) != 0;
+				break;
+			case COL_SUBMITTED_BY:
+				given = strcmp(TextDatumGetCString(s->values[c]),
+							   GetUserNameFromId(GetUserId(), false)) != 0;
+				break;
+			default:
+				given = true;
+		}
+		if (given)
+			ereport(ERROR,
+					(errcode(ERRCODE_GENERATED_ALWAYS),
+					 errmsg("column \"%s\" is set by fairshare and cannot be given when submitting a job",
+							job_column_names[c]),
+					 errhint("Leave it out of the INSERT: a new job starts as SUBMITTED and fairshare fills in its placement.")));
+	}
+}
+
+static const QueueConfig *
+check_queue_and_share(const Submission *s)
+{
+	char	   *queue_name = text_value(s, COL_JOB_QUEUE);
+	char	   *share_identifier = text_value(s, COL_SHARE_IDENTIFIER);
+	char	   *quota_share = text_value(s, COL_QUOTA_SHARE);
+	const QueueConfig *queue;
+
+	if (queue_name == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("job_queue is required"),
+				 errhint("SELECT name FROM fairshare.job_queues lists the queues.")));
+	queue = fs_lookup_queue(queue_name);
+	if (queue == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
+				 errmsg("job queue \"%s\" does not exist", queue_name),
+				 errhint("SELECT name FROM fairshare.job_queues lists the queues.")));
+
+	if (queue->kind == QUEUE_FAIR_SHARE)
+	{
+		if (share_identifier == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_CHECK_VIOLATION),
+					 errmsg("job queue \"%s\" is a fair-share queue: share_identifier is required",
+							queue_name)));
+		if (!is_simple_name(share_identifier, 255))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid share identifier \"%s\"", share_identifier),
+					 errhint("A share identifier is 1 to 255 letters, digits, hyphens and underscores.")));
+	}
+	else if (share_identifier != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg("job queue \"%s\" is not a fair-share queue: share_identifier must not be set",
+						queue_name)));
+
+	if (queue->kind == QUEUE_QUOTA_SHARE)
+	{
+		if (quota_share == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_CHECK_VIOLATION),
+					 errmsg("job queue \"%s\" is a quota-share queue: quota_share is required",
+							queue_name)));
+		if (!fs_queue_has_quota_share(queue, quota_share))
+			ereport(ERROR,
+					(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
+					 errmsg("quota share \"%s\" does not exist in job queue \"%s\"",
+							quota_share, queue_name)));
+	}
+	else if (quota_share != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg("job queue \"%s\" is not a quota-share queue: quota_share must not be set",
+						queue_name)));
+	return queue;
+}
+
+/*
+ * Check the request and return its ResourceConfig's InstanceCount (0 when
+ * absent) and InstanceType (NULL when absent).
+ */
+static void
+check_request(const Submission *s, int *request_count, char **request_type)
+{
+	Jsonb	   *request;
+	JsonbValue *v;
+	JsonbValue *resource_config;
+
+	if (s->isnull[COL_REQUEST] ||
+		!JB_ROOT_IS_OBJECT(request = DatumGetJsonbP(s->values[COL_REQUEST])) ||
+		JB_ROOT_IS_SCALAR(request))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("request must be a JSON object: the body of a SageMaker CreateTrainingJob call"),
+				 errhint("Got %s.", s->isnull[COL_REQUEST] ? "NULL" :
+						 jsonb_type_name(DatumGetJsonbP(s->values[COL_REQUEST])))));
+
+	/* Text can be at most six times the binary size (\uXXXX escapes). */
+	if ((Size) VARSIZE(request) * 6 > MAX_REQUEST_BYTES)
+	{
+		int			bytes = strlen(JsonbToCString(NULL, &request->root, VARSIZE(request)));
+
+		if (bytes > MAX_REQUEST_BYTES)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("request is %d bytes; at most %d are allowed", bytes, MAX_REQUEST_BYTES),
+					 errhint("Keep large hyperparameters and configuration in S3 and pass their location.")));
+	}
+
+	v = object_field(&request->root, "RoleArn");
+	if (v == NULL || v->type != jbvString || v->val.string.len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("request lacks RoleArn"),
+				 errhint("SageMaker needs the ARN of the IAM role the training job runs as.")));
+	if (!is_object(object_field(&request->root, "OutputDataConfig")))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("request lacks OutputDataConfig"),
+				 errhint("SageMaker needs OutputDataConfig with an S3OutputPath for the model artifacts.")));
+	if (object_field(&request->root, "TrainingJobName") != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("request must not set TrainingJobName"),
+				 errhint("fairshare names each attempt's training job: fairshare.job_name_prefix, the job id and the attempt number.")));
+
+	*request_count = 0;
+	*request_type = NULL;
+	resource_config = object_field(&request->root, "ResourceConfig");
+	if (resource_config == NULL)
+		return;
+	if (!is_object(resource_config))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("request ResourceConfig must be a JSON object")));
+	if (object_field(resource_config->val.binary.data, "InstanceGroups") != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("heterogeneous clusters (ResourceConfig.InstanceGroups) are not supported"),
+				 errhint("A job runs instance_count instances of one instance type: use ResourceConfig.InstanceType and InstanceCount, and list fallback types in instance_types.")));
+
+	v = object_field(resource_config->val.binary.data, "InstanceCount");
+	if (v != NULL)
+	{
+		*request_count = instance_count_of(v);
+		if (*request_count < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("request ResourceConfig.InstanceCount %s is not a positive whole number",
+							jsonb_value_text(v))));
+		if (*request_count == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("request ResourceConfig.InstanceCount %s is out of range",
+							jsonb_value_text(v))));
+	}
+	v = object_field(resource_config->val.binary.data, "InstanceType");
+	if (v != NULL)
+	{
+		if (v->type != jbvString || !is_instance_type(v->val.string.val, v->val.string.len))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("request ResourceConfig.InstanceType %s is not an instance type",
+							jsonb_value_text(v)),
+					 errhint("Instance types look like ml.p4d.24xlarge.")));
+		*request_type = pnstrdup(v->val.string.val, v->val.string.len);
+	}
+}
+
+/* Check instance_types (filling it from the request if needed). */
+static void
+check_instance_types(Submission *s, const QueueConfig *queue, const char *request_type)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	if (s->isnull[COL_INSTANCE_TYPES])
+	{
+		Datum		type;
+
+		if (request_type == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("instance type is missing"),
+					 errhint("Set ResourceConfig.InstanceType in the request, or list types in instance_types.")));
+		type = CStringGetTextDatum(request_type);
+		s->values[COL_INSTANCE_TYPES] =
+			PointerGetDatum(construct_array(&type, 1, TEXTOID, -1, false, TYPALIGN_INT));
+		s->isnull[COL_INSTANCE_TYPES] = false;
+	}
+	deconstruct_array(DatumGetArrayTypeP(s->values[COL_INSTANCE_TYPES]),
+					  TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (n < 1 || n > MAX_INSTANCE_TYPES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("instance_types lists %d types; from 1 to %d are allowed", n, MAX_INSTANCE_TYPES)));
+	for (int i = 0; i < n; i++)
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("instance_types must not contain NULL")));
+	for (int i = 0; i < n; i++)
+	{
+		char	   *type = TextDatumGetCString(elems[i]);
+
+		if (!is_instance_type(type, strlen(type)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("\"%s\" in instance_types is not an instance type", type),
+					 errhint("Instance types look like ml.p4d.24xlarge.")));
+		for (int j = 0; j < i; j++)
+			if (strcmp(type, TextDatumGetCString(elems[j])) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("instance_types lists \"%s\" twice", type)));
+	}
+	for (int i = 0; i < n; i++)
+	{
+		char	   *type = TextDatumGetCString(elems[i]);
+
+		if (!fs_queue_can_run_type(queue, type))
+			ereport(ERROR,
+					(errcode(ERRCODE_CHECK_VIOLATION),
+					 errmsg("instance type %s cannot run in any service environment of job queue \"%s\"",
+							type, queue->name),
+					 errhint("Give one of the queue's environments a capacity limit for %s or NUM_INSTANCES, or leave the type out.",
+							 type)));
+	}
+}
+
+static void
+check_int_range(const Submission *s, JobColumn c, int min, int max, bool null_ok, const char *hint)
+{
+	if (s->isnull[c] ? !null_ok :
+		(DatumGetInt32(s->values[c]) < min || DatumGetInt32(s->values[c]) > max))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s %s is out of range", job_column_names[c],
+						s->isnull[c] ? "NULL" : psprintf("%d", DatumGetInt32(s->values[c]))),
+				 errhint("%s", hint)));
+}
+
+/* evaluate_on_exit and tags are rare: checked in SQL, only when given. */
+static void
+check_job_options(const Submission *s)
+{
+	Oid			argtypes[2] = {JSONBOID, JSONBOID};
+	Datum		values[2] = {s->values[COL_EVALUATE_ON_EXIT], s->values[COL_TAGS]};
+	char		nulls[2] = {s->isnull[COL_EVALUATE_ON_EXIT] ? 'n' : ' ',
+	s->isnull[COL_TAGS] ? 'n' : ' '};
+
+	if (s->isnull[COL_EVALUATE_ON_EXIT] && s->isnull[COL_TAGS])
+		return;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT fairshare._check_job_options($1, $2)",
+							  2, argtypes, values, nulls, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "fairshare._check_job_options failed");
+	SPI_finish();
+}
+
+Datum
+fairshare_validate_job_submission(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+	HeapTuple	tuple;
+	Submission	s;
+	const QueueConfig *queue;
+	char	   *job_name;
+	int			request_count;
+	char	   *request_type;
+	int			replace_cols[2];
+	Datum		replace_values[2];
+	bool		replace_nulls[2] = {false, false};
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || !TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("fairshare._validate_job_submission() must be a BEFORE INSERT row trigger")));
+
+	lookup_columns(trigdata->tg_relation);
+	desc = RelationGetDescr(trigdata->tg_relation);
+	tuple = trigdata->tg_trigtuple;
+	for (int c = 0; c < N_JOB_COLUMNS; c++)
+		s.values[c] = heap_getattr(tuple, column_attnum[c], desc, &s.isnull[c]);
+
+	check_not_set_by_fairshare(&s);
+
+	job_name = text_value(&s, COL_JOB_NAME);
+	if (job_name == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("job_name is required")));
+	if (!is_simple_name(job_name, 128))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid job name \"%s\"", job_name),
+				 errhint("A job name is 1 to 128 letters, digits, hyphens and underscores.")));
+
+	queue = check_queue_and_share(&s);
+
+	check_int_range(&s, COL_SCHEDULING_PRIORITY, 0, 9999, false,
+					"scheduling_priority is from 0 to 9999; higher runs first.");
+
+	check_request(&s, &request_count, &request_type);
+
+	if (s.isnull[COL_INSTANCE_COUNT])
+	{
+		if (request_count == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("instance count is missing"),
+					 errhint("Set ResourceConfig.InstanceCount in the request, or the instance_count column.")));
+		s.values[COL_INSTANCE_COUNT] = Int32GetDatum(request_count);
+		s.isnull[COL_INSTANCE_COUNT] = false;
+	}
+	check_int_range(&s, COL_INSTANCE_COUNT, 1, MAX_INSTANCE_COUNT, false,
+					"A job needs from 1 to 1000000 instances.");
+
+	check_instance_types(&s, queue, request_type);
+
+	check_int_range(&s, COL_RETRY_ATTEMPTS, 1, 10, false,
+					"retry_attempts counts attempts in total, from 1 (no retry) to 10.");
+	check_int_range(&s, COL_PREEMPTION_RETRIES, 0, INT_MAX, true,
+					"preemption_retries is 0 or more, or NULL for no limit.");
+	check_int_range(&s, COL_ATTEMPT_DURATION_SECONDS, 1, INT_MAX, true,
+					"attempt_duration_seconds is at least 1, or NULL for no timeout.");
+	check_job_options(&s);
+
+	replace_cols[0] = column_attnum[COL_INSTANCE_TYPES];
+	replace_values[0] = s.values[COL_INSTANCE_TYPES];
+	replace_cols[1] = column_attnum[COL_INSTANCE_COUNT];
+	replace_values[1] = s.values[COL_INSTANCE_COUNT];
+	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 2, replace_cols,
+													 replace_values, replace_nulls));
+}
