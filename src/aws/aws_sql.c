@@ -200,6 +200,7 @@ fairshare_sigv4_sign(PG_FUNCTION_ARGS)
 	char		err[256];
 	JsonbParseState *state = NULL;
 	JsonbValue *out;
+	Jsonb	   *result;
 
 	if (!PG_ARGISNULL(2))
 		headers_from_jsonb(PG_GETARG_JSONB_P(2), &hl);
@@ -264,10 +265,12 @@ fairshare_sigv4_sign(PG_FUNCTION_ARGS)
 	if (res.content_sha256)
 		push_string(&state, "X-Amz-Content-SHA256", res.content_sha256);
 	out = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	/* the JsonbValues point into res: flatten before freeing it */
+	result = JsonbValueToJsonb(out);
 	fs_sigv4_result_free(&res);
 	wipe(token);
 
-	PG_RETURN_JSONB_P(JsonbValueToJsonb(out));
+	PG_RETURN_JSONB_P(result);
 }
 
 /* All but the last four characters replaced by '*', as "aws configure list". */
