@@ -54,10 +54,9 @@ typedef struct FsAwsCredentials
  * and stays valid until the next call (which may replace it); copy what you
  * need.  Raises ERROR when no source has credentials, when a configured
  * source is broken, or when cached credentials expired and cannot be
- * refreshed.  It may do HTTP requests (interruptibly, within a few seconds)
- * and palloc scratch memory in CurrentMemoryContext, so call it in a
- * short-lived context and never while holding a transaction open across
- * the network in the dispatcher's sense (it does no catalog access).
+ * refreshed.  It may wait on the network (interruptibly, a few seconds at
+ * most) and pallocs scratch memory in CurrentMemoryContext: the dispatcher
+ * should call it outside its transactions, in a short-lived context.
  */
 extern const FsAwsCredentials *fs_aws_get_credentials(void);
 
