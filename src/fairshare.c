@@ -150,5 +150,5 @@ _PG_init(void)
 
 	MarkGUCPrefixReserved("fairshare");
 
-	fs_config_cache_init();
+	fairshare_config_cache_init();
 }

@@ -53,7 +53,7 @@ lock_visible_job(int64 job_id, Oid *saved_user, int *saved_context)
 				 errhint("A submitter sees only the jobs it submitted.")));
 
 	GetUserIdAndSecContext(saved_user, saved_context);
-	SetUserIdAndSecContext(fs_catalog_owner(),
+	SetUserIdAndSecContext(fairshare_catalog_owner(),
 						   *saved_context | SECURITY_LOCAL_USERID_CHANGE);
 
 	ret = SPI_execute_with_args("SELECT status::text, stop_kind, scheduling_priority FROM fairshare.jobs "

@@ -59,7 +59,7 @@ config_cache_invalidate(Datum arg, Oid relid)
 }
 
 void
-fs_config_cache_init(void)
+fairshare_config_cache_init(void)
 {
 	CacheRegisterRelcacheCallback(config_cache_invalidate, (Datum) 0);
 }
@@ -72,7 +72,7 @@ fairshare_config_changed(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("fairshare._config_changed() must be called as a trigger")));
-	CacheInvalidateRelcacheByRelid(fs_catalog_relid("job_queues"));
+	CacheInvalidateRelcacheByRelid(fairshare_catalog_relid("job_queues"));
 	return PointerGetDatum(NULL);
 }
 
@@ -87,7 +87,7 @@ ensure_cache(void)
 		cache_context = AllocSetContextCreate(CacheMemoryContext,
 											  "fairshare queue config cache",
 											  ALLOCSET_SMALL_SIZES);
-	anchor_relid = fs_catalog_relid("job_queues");
+	anchor_relid = fairshare_catalog_relid("job_queues");
 	ctl.keysize = QUEUE_NAME_KEY;
 	ctl.entrysize = sizeof(QueueCacheEntry);
 	ctl.hcxt = cache_context;
@@ -171,7 +171,7 @@ load_queue(const char *name, QueueConfig *config)
 }
 
 const QueueConfig *
-fs_lookup_queue(const char *name)
+fairshare_lookup_queue(const char *name)
 {
 	QueueCacheEntry *entry;
 	QueueConfig config;
@@ -198,7 +198,7 @@ fs_lookup_queue(const char *name)
 }
 
 bool
-fs_queue_has_quota_share(const QueueConfig *queue, const char *share)
+fairshare_queue_has_quota_share(const QueueConfig *queue, const char *share)
 {
 	for (int i = 0; i < queue->n_quota_shares; i++)
 		if (strcmp(queue->quota_shares[i], share) == 0)
@@ -207,7 +207,7 @@ fs_queue_has_quota_share(const QueueConfig *queue, const char *share)
 }
 
 bool
-fs_queue_can_run_type(const QueueConfig *queue, const char *instance_type)
+fairshare_queue_can_run_type(const QueueConfig *queue, const char *instance_type)
 {
 	if (queue->any_instance_type)
 		return true;

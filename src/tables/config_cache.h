@@ -30,11 +30,11 @@ typedef struct QueueConfig
 } QueueConfig;
 
 /* The queue's configuration, or NULL if there is no such queue. */
-extern const QueueConfig *fs_lookup_queue(const char *name);
-extern bool fs_queue_has_quota_share(const QueueConfig *queue, const char *share);
-extern bool fs_queue_can_run_type(const QueueConfig *queue, const char *instance_type);
+extern const QueueConfig *fairshare_lookup_queue(const char *name);
+extern bool fairshare_queue_has_quota_share(const QueueConfig *queue, const char *share);
+extern bool fairshare_queue_can_run_type(const QueueConfig *queue, const char *instance_type);
 
 /* Register the invalidation callback; called once from _PG_init. */
-extern void fs_config_cache_init(void);
+extern void fairshare_config_cache_init(void);
 
 #endif							/* FAIRSHARE_CONFIG_CACHE_H */

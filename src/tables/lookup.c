@@ -16,15 +16,15 @@
 #include "tables/lookup.h"
 
 Oid
-fs_catalog_relid(const char *relname)
+fairshare_catalog_relid(const char *relname)
 {
 	return RangeVarGetRelid(makeRangeVar("fairshare", (char *) relname, -1), NoLock, false);
 }
 
 Oid
-fs_catalog_owner(void)
+fairshare_catalog_owner(void)
 {
-	Oid			relid = fs_catalog_relid("jobs");
+	Oid			relid = fairshare_catalog_relid("jobs");
 	HeapTuple	tuple;
 	Oid			owner;
 

@@ -9,9 +9,9 @@
 #define FAIRSHARE_TABLES_LOOKUP_H
 
 /* OID of fairshare.<relname>; errors if the extension is not installed. */
-extern Oid	fs_catalog_relid(const char *relname);
+extern Oid	fairshare_catalog_relid(const char *relname);
 
 /* The role that owns the fairshare catalog (fairshare.jobs). */
-extern Oid	fs_catalog_owner(void);
+extern Oid	fairshare_catalog_owner(void);
 
 #endif							/* FAIRSHARE_TABLES_LOOKUP_H */

@@ -264,7 +264,7 @@ check_queue_and_share(const Submission *s)
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),
 				 errmsg("job_queue is required"),
 				 errhint("SELECT name FROM fairshare.job_queues lists the queues.")));
-	queue = fs_lookup_queue(queue_name);
+	queue = fairshare_lookup_queue(queue_name);
 	if (queue == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
@@ -297,7 +297,7 @@ check_queue_and_share(const Submission *s)
 					(errcode(ERRCODE_CHECK_VIOLATION),
 					 errmsg("job queue \"%s\" is a quota-share queue: quota_share is required",
 							queue_name)));
-		if (!fs_queue_has_quota_share(queue, quota_share))
+		if (!fairshare_queue_has_quota_share(queue, quota_share))
 			ereport(ERROR,
 					(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
 					 errmsg("quota share \"%s\" does not exist in job queue \"%s\"",
@@ -455,7 +455,7 @@ check_instance_types(Submission *s, const QueueConfig *queue, const char *reques
 	{
 		char	   *type = TextDatumGetCString(elems[i]);
 
-		if (!fs_queue_can_run_type(queue, type))
+		if (!fairshare_queue_can_run_type(queue, type))
 			ereport(ERROR,
 					(errcode(ERRCODE_CHECK_VIOLATION),
 					 errmsg("instance type %s cannot run in any service environment of job queue \"%s\"",
