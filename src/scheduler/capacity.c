@@ -89,9 +89,12 @@ fs_quota_cap(FsPass *pass, int share, int unit_index, FsQuotaRight right)
  * How many more instances of `type' the share may take under `right':
  * the smallest (cap - held - nominated) over its limits that apply (its
  * NUM_INSTANCES limit and its limit of that type).  own_nominee's instances
- * are not counted: that is the job asking.  A share with no limit that
- * applies has no guarantee for the type; it may take it only by borrowing
- * without bound.  *unit gets the binding unit.
+ * are not counted: that is the job asking.  Victims chosen in this pass
+ * still count until the next pass, so a reclaim cannot turn a share's
+ * lower-priority job into a guaranteed one after its higher-priority jobs
+ * were found to be borrowers (victim searches use held alone).  A share
+ * with no limit that applies has no guarantee for the type; it may take it
+ * only by borrowing without bound.  *unit gets the binding unit.
  */
 int64_t
 fs_quota_room(FsPass *pass, int share, int type, FsQuotaRight right,
@@ -127,7 +130,7 @@ fs_quota_room(FsPass *pass, int share, int type, FsQuotaRight right,
 		/* own nominee counted in the type unit only if it is of this type */
 		if (u == 1 && own_nominee >= 0 && pass->nominees[own_nominee].instance_type != type)
 			own_here = 0;
-		r = cap - ss->held[ui] - ss->nominated[ui] + own_here;
+		r = cap - ss->held[ui] - ss->stopped_now[ui] - ss->nominated[ui] + own_here;
 		if (r < room)
 		{
 			room = r;
@@ -210,23 +213,20 @@ fs_quota_add(FsPass *pass, int share, int type, int64_t held,
 		if (s->strategy == FS_STRATEGY_RESERVE && ss->limit[ui] != FS_NO_LIMIT)
 		{
 			int64_t    *unused = &pass->queues[s->queue].reserve_unused[ui];
+			int64_t		change = (after > 0 ? after : 0) - (before > 0 ? before : 0);
 
-			*unused += (after > 0 ? after : 0) - (before > 0 ? before : 0);
+			*unused += change;
+			if (change < 0)
+				pass->reserve_shrunk++;
 		}
 	}
 }
 
 /* ---------- environments ---------- */
 
-/*
- * Unused room of one environment unit for a job of `share' under `rules':
- * limit - occupied - held for nominees (but not the asking nominee's own
- * hold) - RESERVE room of the share's queue that is not the share's own.
- * Negative when over-committed (a lowered limit); FS_UNLIMITED when the
- * environment has no limit of that unit.
- */
-int64_t
-fs_env_room(FsPass *pass, int env, int unit_index, int share, const FsRules *rules)
+/* limit - occupied - held of one environment unit, not counting own_nominee's hold */
+static int64_t
+raw_room(FsPass *pass, int env, int unit_index, int own_nominee)
 {
 	int64_t		max = *fs_env_unit(pass, pass->env_max, env, unit_index);
 	int64_t		room;
@@ -235,9 +235,9 @@ fs_env_room(FsPass *pass, int env, int unit_index, int share, const FsRules *rul
 		return FS_UNLIMITED;
 	room = max - *fs_env_unit(pass, pass->env_occupied, env, unit_index)
 		- *fs_env_unit(pass, pass->env_held, env, unit_index);
-	if (rules->own_nominee >= 0)
+	if (own_nominee >= 0)
 	{
-		FsNominee  *n = &pass->nominees[rules->own_nominee];
+		FsNominee  *n = &pass->nominees[own_nominee];
 
 		if (n->hold_applied && n->environment == env)
 		{
@@ -247,19 +247,55 @@ fs_env_room(FsPass *pass, int env, int unit_index, int share, const FsRules *rul
 				room += n->hold_type;
 		}
 	}
+	return room;
+}
+
+/*
+ * Unused room of one environment unit for a job of `share' under `rules':
+ * limit - occupied - held for nominees (but not the asking nominee's own
+ * hold).  In a quota-share queue the unused limits of its RESERVE shares
+ * (other than the job's own) are kept too: whatever the job takes must
+ * leave that much unused across the queue's environments together.
+ * Negative when over-committed (a lowered limit); FS_UNLIMITED when the
+ * environment has no limit of that unit.
+ */
+int64_t
+fs_env_room(FsPass *pass, int env, int unit_index, int share, const FsRules *rules)
+{
+	int64_t		room = raw_room(pass, env, unit_index, rules->own_nominee);
+
+	if (room == FS_UNLIMITED)
+		return room;
 	if (rules->respect_reserve && share_is_quota(pass, share))
 	{
 		FsShareState *ss = &pass->shares[share];
-		int64_t		reserved = pass->queues[pass->in->shares[share].queue].reserve_unused[unit_index];
+		const FsShare *s = &pass->in->shares[share];
+		const FsQueue *q = &pass->in->queues[s->queue];
+		int64_t		reserved = pass->queues[s->queue].reserve_unused[unit_index];
 
-		if (pass->in->shares[share].strategy == FS_STRATEGY_RESERVE &&
-			ss->limit[unit_index] != FS_NO_LIMIT)
+		if (s->strategy == FS_STRATEGY_RESERVE && ss->limit[unit_index] != FS_NO_LIMIT)
 		{
 			int64_t		own = ss->limit[unit_index] - ss->held[unit_index] - ss->nominated[unit_index];
 
 			reserved -= own > 0 ? own : 0;
 		}
-		room -= reserved;
+		if (reserved > 0)
+		{
+			int64_t		total = 0;
+			int			i;
+
+			for (i = 0; i < q->n_environments; i++)
+			{
+				int64_t		r = raw_room(pass, q->environments[i], unit_index, rules->own_nominee);
+
+				if (r == FS_UNLIMITED)
+					continue;	/* no limit of the unit: nothing kept there */
+				if (r > 0)
+					total += r;
+			}
+			if (total - reserved < room)
+				room = total - reserved;
+		}
 	}
 	return room;
 }
@@ -608,6 +644,7 @@ fs_place(FsPass *pass, int job, int env, int type)
 	*fs_env_unit(pass, pass->env_occupied, env, 0) += count;
 	if (type_in_range(pass, type))
 		*fs_env_unit(pass, pass->env_occupied, env, FS_UNIT_INDEX(type)) += count;
+	pass->env_placements[env]++;
 	ss->held_instances += count;
 	ss->usage += count;
 	ss->placed++;

@@ -126,6 +126,7 @@ typedef struct FsShareState
 	int64_t    *held;			/* non-stopping running + placed */
 	int64_t    *stopping;
 	int64_t    *nominated;		/* instances of its nominees */
+	int64_t    *stopped_now;	/* victims chosen in this pass (also in stopping) */
 } FsShareState;
 
 typedef struct FsQueueState
@@ -138,6 +139,7 @@ typedef struct FsQueueState
 	int64_t    *fair_reserved;	/* fair share: [n_environments of FsInput] */
 	int			starver;		/* nominee of its starvation nomination, or -1 */
 	int			first_starving; /* first failed head past starvation_wait, or -1 */
+	int64_t		placed_before_starving; /* placements in its environments then */
 } FsQueueState;
 
 typedef struct FsNominee
@@ -168,6 +170,7 @@ typedef struct FsPass
 	int64_t    *env_occupied;
 	int64_t    *env_held;
 	int64_t    *env_total;		/* [e]: instances in total (compute reservation) */
+	int64_t    *env_placements; /* [e]: placements made there in this pass */
 
 	FsShareState *shares;
 	FsQueueState *queues;
@@ -192,6 +195,9 @@ typedef struct FsPass
 	 * capacity, so the pass ends here and asks for another (more_jobs_needed).
 	 */
 	bool		prefix_used_up;
+
+	/* times a RESERVE share's unused room shrank: room for others may have grown */
+	int64_t		reserve_shrunk;
 } FsPass;
 
 /* How an attempt to place a job is bound (capacity.c). */

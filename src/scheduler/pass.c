@@ -18,9 +18,9 @@
  *						quota_share.c; a queue's jobs see what higher queues
  *						took, and then hold nothing back from lower ones but
  *						their nominations;
- *	 5. starvation		after each queue, hold room for its head job that has
- *						waited longer than starvation_wait and still does not
- *						fit (2.2a);
+ *	 5. starvation		hold room for each queue's head job that has waited
+ *						longer than starvation_wait, does not fit, and saw
+ *						smaller jobs placed past it in this pass (2.2a);
  *	 6. requeue			every loaded job left waiting gets its wait reason;
  *						fair shares get their new usage.
  *
@@ -196,10 +196,26 @@ fs_job_is_head(FsPass *pass, int job)
 	return ss->head == job;
 }
 
+static int64_t
+placements_in_queue_envs(FsPass *pass, int queue)
+{
+	const FsQueue *q = &pass->in->queues[queue];
+	int64_t		n = 0;
+	int			i;
+
+	for (i = 0; i < q->n_environments; i++)
+		n += pass->env_placements[q->environments[i]];
+	return n;
+}
+
 /*
  * Remember the queue's first head job that has waited past starvation_wait
  * and did not fit for lack of room (not for its share's limit: that is no
- * back-fill starving it).  nominate_starving_job() holds room for it.
+ * back-fill starving it).  If anything is placed after it in its queue's
+ * environments in this pass -- back-fill, from its queue or a lower one --
+ * nominate_starving_jobs() holds room for it from the next pass on.  A head
+ * that waits only because capacity is full is not starving: it is first in
+ * line when capacity frees.
  */
 void
 fs_note_starving(FsPass *pass, int queue, int job, const FsFit *fit)
@@ -217,6 +233,7 @@ fs_note_starving(FsPass *pass, int queue, int job, const FsFit *fit)
 	if (!fs_job_is_head(pass, job))
 		return;
 	qs->first_starving = job;
+	qs->placed_before_starving = placements_in_queue_envs(pass, queue);
 }
 
 /*
@@ -455,6 +472,7 @@ snapshot_environments(FsPass *pass)
 	pass->env_occupied = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) (in->n_environments * pass->n_units + 1));
 	pass->env_held = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) (in->n_environments * pass->n_units + 1));
 	pass->env_total = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) (in->n_environments + 1));
+	pass->env_placements = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) (in->n_environments + 1));
 	for (i = 0; i < in->n_environments * pass->n_units; i++)
 		pass->env_max[i] = FS_NO_LIMIT;
 	for (e = 0; e < in->n_environments; e++)
@@ -523,6 +541,7 @@ snapshot_queues_and_shares(FsPass *pass)
 		ss->held = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) pass->n_units);
 		ss->stopping = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) pass->n_units);
 		ss->nominated = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) pass->n_units);
+		ss->stopped_now = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) pass->n_units);
 		for (i = 0; i < pass->n_units; i++)
 			ss->limit[i] = FS_NO_LIMIT;
 		for (i = 0; i < share->n_limits; i++)
@@ -1039,6 +1058,8 @@ nominate_starving_job(FsPass *pass, int queue)
 	js = &pass->jobs[job];
 	if (js->status != FS_JOB_WAITING)
 		return;
+	if (placements_in_queue_envs(pass, queue) == qs->placed_before_starving)
+		return;					/* nothing went past it: it is first in line */
 	for (e = 0; e < q->n_environments; e++)
 	{
 		for (t = 0; t < js->job->n_instance_types; t++)
@@ -1144,10 +1165,11 @@ fs_schedule(const FsInput *input, const FsAllocator *allocator)
 				fs_quota_share_turn(&pass, queue);
 				break;
 		}
-		nominate_starving_job(&pass, queue);	/* 5. starvation */
 		if (pass.prefix_used_up)
 			break;				/* the rest waits for a pass with fresh heads */
 	}
+	for (i = 0; i < input->n_queues; i++)	/* 5. starvation */
+		nominate_starving_job(&pass, pass.queue_order[i]);
 
 	result = pass.result;
 	pass_end(&pass);			/* 6. requeue with reasons */

@@ -94,6 +94,26 @@ share_over_limit(const FsVictimSearch *s, int r)
 	return over;
 }
 
+/* The unit of the victim's share that is most over its limit (for the reason text). */
+static int
+over_limit_unit(const FsVictimSearch *s, int r)
+{
+	const FsRunningJob *run = run_of(s, r);
+	FsShareState *ss = &s->pass->shares[run->share];
+	int			ti = FS_UNIT_INDEX(run->instance_type);
+
+	if (run->instance_type < 0 || run->instance_type >= s->pass->in->n_instance_types ||
+		ss->limit[ti] == FS_NO_LIMIT)
+		return 0;
+	if (ss->limit[0] == FS_NO_LIMIT)
+		return ti;
+	/* the larger of held / limit, compared without division */
+	if ((ss->held[ti] + ss->stopping[ti]) * (ss->limit[0] > 0 ? ss->limit[0] : 1) >
+		(ss->held[0] + ss->stopping[0]) * (ss->limit[ti] > 0 ? ss->limit[ti] : 1))
+		return ti;
+	return 0;
+}
+
 static bool
 young(const FsVictimSearch *s, int r)
 {
@@ -289,8 +309,11 @@ commit(FsVictimSearch *s)
 	{
 		const FsRunningJob *run = run_of(s, s->chosen[k]);
 		FsShareState *vs = &pass->shares[run->share];
-		int			ui = vs->limit[0] != FS_NO_LIMIT ? 0 : FS_UNIT_INDEX(run->instance_type);
+		int			ui = over_limit_unit(s, s->chosen[k]);
 
+		vs->stopped_now[0] += run->instance_count;
+		if (run->instance_type >= 0 && run->instance_type < pass->in->n_instance_types)
+			vs->stopped_now[FS_UNIT_INDEX(run->instance_type)] += run->instance_count;
 		d = fs_add_decision(pass, FS_DECISION_PREEMPT, -1);
 		d->job_id = run->job_id;
 		d->share = run->share;
@@ -301,12 +324,9 @@ commit(FsVictimSearch *s)
 		d->for_job_id = js->job->job_id;
 		d->for_share = js->share;
 		d->for_priority = js->job->priority;
-		/* holdings before this pass's victims left (they are counted as stopping now) */
-		if (ui >= 0 && ui < pass->n_units)
-		{
-			d->victim_share_held = vs->held[ui] + vs->stopping[ui];
-			d->victim_share_limit = vs->limit[ui];
-		}
+		/* what its share holds, counting the jobs being stopped, in that unit */
+		d->victim_share_held = vs->held[ui] + vs->stopping[ui];
+		d->victim_share_limit = vs->limit[ui];
 		pass->result->stats.preempted++;
 	}
 

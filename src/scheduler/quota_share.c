@@ -15,7 +15,10 @@
  *		room, reclaim it from shares above their limit and nominate the job;
  *	 3. borrowers, in idle_assignment order, from room nobody is nominated
  *		for and RESERVE shares do not keep;
- *	 4. in-share preemption for higher-priority jobs that still wait.
+ *	 4. in-share preemption for higher-priority jobs that still wait;
+ *	 then steps 2 and 3 again while a RESERVE share's own placements freed
+ *	 room kept for it (see the end of fs_quota_share_turn), so that no job
+ *	 is left waiting that fits in free capacity.
  *
  * Guarantees are within the queue: the shares of one quota-share queue
  * lend to and reclaim from each other, not from other queues.
@@ -226,6 +229,8 @@ void
 fs_quota_share_turn(FsPass *pass, int queue)
 {
 	FsRules		borrower;
+	int64_t		reserve_shrunk = pass->reserve_shrunk;
+	int			rounds;
 
 	/* step 1 ran at the start of the pass for every queue */
 	place_guaranteed_jobs(pass, queue); /* step 2 */
@@ -242,4 +247,24 @@ fs_quota_share_turn(FsPass *pass, int queue)
 	if (pass->prefix_used_up)
 		return;
 	preempt_within_shares(pass, queue); /* step 4 */
+
+	/*
+	 * Work conservation: a RESERVE share placing its own jobs shrinks the
+	 * room kept for it -- perhaps in another environment -- so jobs passed
+	 * over for that room may fit now.  Steps 2 and 3 run again until a
+	 * round frees nothing more; each round only places, and each RESERVE
+	 * share's room can shrink only so often.  (Step 4's victims free nothing
+	 * within the pass: they count towards their share until the next.)
+	 */
+	for (rounds = 0; rounds <= pass->queues[queue].n_shares &&
+		 pass->reserve_shrunk != reserve_shrunk; rounds++)
+	{
+		reserve_shrunk = pass->reserve_shrunk;
+		place_guaranteed_jobs(pass, queue);
+		if (pass->prefix_used_up)
+			return;
+		place_borrowers(pass, queue);
+		if (pass->prefix_used_up)
+			return;
+	}
 }

@@ -170,7 +170,10 @@ typedef struct FsRunnableJob
  * share's order -- FIFO: runnable_at, job_id; fair and quota shares:
  * priority descending, runnable_at, job_id -- as the wrapper reads them
  * through an index (the core sorts the prefix again, cheaply, so a slightly
- * wrong order is harmless, but the prefix itself must be the right one).
+ * wrong order is harmless, but the prefix itself must be the right one),
+ * PLUS every RUNNABLE job of the share that has a nomination, wherever it
+ * stands: room is held for it, and a pass that does not see it would give
+ * that room away.  (An index on the nomination columns finds them.)
  */
 typedef struct FsShare
 {
