@@ -222,6 +222,36 @@ fs_quota_add(FsPass *pass, int share, int type, int64_t held,
 	}
 }
 
+/*
+ * Take the room kept for the queue's RESERVE shares as it is now, for a
+ * round of steps 2 and 3.  Within a round room must only shrink, or a job
+ * could find room that an earlier job of its share was refused; a RESERVE
+ * share's own placements shrink what is kept for it, and the next round
+ * (quota_share.c) takes that up.
+ */
+void
+fs_keep_reserve(FsPass *pass, int queue)
+{
+	FsQueueState *qs = &pass->queues[queue];
+	int			i,
+				u;
+
+	memcpy(qs->reserve_kept, qs->reserve_unused, sizeof(int64_t) * (size_t) pass->n_units);
+	for (i = 0; i < qs->n_shares; i++)
+	{
+		FsShareState *ss = &pass->shares[qs->shares[i]];
+
+		if (pass->in->shares[qs->shares[i]].strategy != FS_STRATEGY_RESERVE)
+			continue;
+		for (u = 0; u < pass->n_units; u++)
+		{
+			int64_t		unused = ss->limit[u] - ss->held[u] - ss->nominated[u];
+
+			ss->unused_kept[u] = (ss->limit[u] != FS_NO_LIMIT && unused > 0) ? unused : 0;
+		}
+	}
+}
+
 /* ---------- environments ---------- */
 
 /* limit - occupied - held of one environment unit, not counting own_nominee's hold */
@@ -271,14 +301,10 @@ fs_env_room(FsPass *pass, int env, int unit_index, int share, const FsRules *rul
 		FsShareState *ss = &pass->shares[share];
 		const FsShare *s = &pass->in->shares[share];
 		const FsQueue *q = &pass->in->queues[s->queue];
-		int64_t		reserved = pass->queues[s->queue].reserve_unused[unit_index];
+		int64_t		reserved = pass->queues[s->queue].reserve_kept[unit_index];
 
-		if (s->strategy == FS_STRATEGY_RESERVE && ss->limit[unit_index] != FS_NO_LIMIT)
-		{
-			int64_t		own = ss->limit[unit_index] - ss->held[unit_index] - ss->nominated[unit_index];
-
-			reserved -= own > 0 ? own : 0;
-		}
+		if (s->strategy == FS_STRATEGY_RESERVE)
+			reserved -= ss->unused_kept[unit_index];
 		if (reserved > 0)
 		{
 			int64_t		total = 0;

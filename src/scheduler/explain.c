@@ -343,6 +343,12 @@ fs_format_decision(const FsInput *in, const FsDecision *d, char *buf, size_t siz
 				add(&t, " holds ");
 				add_int(&t, d->victim_share_held);
 				add(&t, " instances");
+				if (d->victim_share_nominated > 0)
+				{
+					add(&t, " and ");
+					add_int(&t, d->victim_share_nominated);
+					add(&t, " nominated");
+				}
 				if (d->victim_share_limit >= 0)
 				{
 					add(&t, ", its limit is ");

@@ -127,6 +127,17 @@ typedef struct FsShareState
 	int64_t    *stopping;
 	int64_t    *nominated;		/* instances of its nominees */
 	int64_t    *stopped_now;	/* victims chosen in this pass (also in stopping) */
+	int64_t    *unused_kept;	/* RESERVE: its unused limits at the start of the round */
+	int		   *running;		/* indexes of its running jobs (in-share victims) */
+	int			n_running;
+
+	/*
+	 * Victim searches that failed: [environment position in its queue x
+	 * instance type], the smallest instance count no victims could make room
+	 * for (0: none failed).  Within one step candidates only dwindle and room
+	 * only shrinks, so a bigger job of the share fails there too.
+	 */
+	int		   *search_failed;
 } FsShareState;
 
 typedef struct FsQueueState
@@ -136,6 +147,7 @@ typedef struct FsQueueState
 	int		   *running;		/* indexes of running jobs of its shares */
 	int			n_running;
 	int64_t    *reserve_unused; /* quota: [n_units] unused limits of RESERVE shares */
+	int64_t    *reserve_kept;	/* ... as of the start of the round (see quota_share.c) */
 	int64_t    *fair_reserved;	/* fair share: [n_environments of FsInput] */
 	int			starver;		/* nominee of its starvation nomination, or -1 */
 	int			first_starving; /* first failed head past starvation_wait, or -1 */
@@ -260,6 +272,7 @@ extern void fs_hold(FsPass *pass, int nominee);
 extern void fs_unhold(FsPass *pass, int nominee);
 extern void fs_quota_add(FsPass *pass, int share, int type, int64_t held,
 						 int64_t stopping, int64_t nominated);
+extern void fs_keep_reserve(FsPass *pass, int queue);
 extern int64_t fs_quota_cap(FsPass *pass, int share, int unit_index, FsQuotaRight right);
 extern int64_t fs_quota_room(FsPass *pass, int share, int type, FsQuotaRight right,
 							 int own_nominee, int *unit);
@@ -277,5 +290,6 @@ extern int	fs_job_order_cmp(const void *a, const void *b, const void *ctx);
 /* preemption.c */
 extern bool fs_reclaim(FsPass *pass, int job);
 extern bool fs_preempt_in_share(FsPass *pass, int job);
+extern void fs_forget_failed_searches(FsPass *pass, int queue);
 
 #endif							/* FAIRSHARE_SCHEDULER_INTERNAL_H */

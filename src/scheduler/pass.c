@@ -525,7 +525,10 @@ snapshot_queues_and_shares(FsPass *pass)
 		qs->first_starving = -1;
 		qs->fair_reserved = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) (in->n_environments + 1));
 		if (in->queues[q].policy == FS_POLICY_QUOTA_SHARE)
+		{
 			qs->reserve_unused = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) pass->n_units);
+			qs->reserve_kept = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) pass->n_units);
+		}
 	}
 	for (s = 0; s < in->n_shares; s++)
 	{
@@ -542,6 +545,7 @@ snapshot_queues_and_shares(FsPass *pass)
 		ss->stopping = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) pass->n_units);
 		ss->nominated = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) pass->n_units);
 		ss->stopped_now = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) pass->n_units);
+		ss->unused_kept = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) pass->n_units);
 		for (i = 0; i < pass->n_units; i++)
 			ss->limit[i] = FS_NO_LIMIT;
 		for (i = 0; i < share->n_limits; i++)
@@ -599,12 +603,16 @@ snapshot_running(FsPass *pass)
 		}
 	}
 
-	/* each queue's running jobs, for victim searches */
+	/* each queue's and quota share's running jobs, for victim searches */
 	for (q = 0; q < in->n_queues; q++)
 	{
 		pass->queues[q].running = fs_arena_alloc(&pass->arena, sizeof(int) * (size_t) (pass->queues[q].n_running + 1));
 		pass->queues[q].n_running = 0;
 	}
+	for (s = 0; s < in->n_shares; s++)
+		if (pass->shares[s].limit != NULL)
+			pass->shares[s].running = fs_arena_alloc(&pass->arena, sizeof(int) *
+													 (size_t) (pass->shares[s].running_jobs + 1));
 	for (r = 0; r < in->n_running; r++)
 	{
 		const FsRunningJob *run = &in->running[r];
@@ -615,6 +623,8 @@ snapshot_running(FsPass *pass)
 			continue;
 		q = in->shares[run->share].queue;
 		pass->queues[q].running[pass->queues[q].n_running++] = r;
+		if (pass->shares[run->share].running != NULL)
+			pass->shares[run->share].running[pass->shares[run->share].n_running++] = r;
 	}
 
 	/* unused room of RESERVE shares, kept from borrowers (2.6) */
@@ -718,6 +728,14 @@ fs_pass_begin(FsPass *pass, const FsInput *in, const FsAllocator *allocator)
 	snapshot_running(pass);
 	decay_usage(pass);
 	load_runnable(pass);
+
+	/* one wait reason at most per loaded job: room for all, no regrowing */
+	if (in->collect_wait_reasons && pass->n_jobs > 0)
+	{
+		pass->result->wait_reasons = allocator->alloc(allocator->ctx,
+													  sizeof(FsWaitReason) * (size_t) pass->n_jobs);
+		pass->max_wait_reasons = pass->n_jobs;
+	}
 }
 
 /* ---------- 2. nominations of earlier passes ---------- */

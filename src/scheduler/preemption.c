@@ -21,12 +21,16 @@
  *				than its last job;
  *	 in-share	running jobs of the job's own share with a lower priority.
  * Never a job that is already stopping, nor one placed in this pass (those
- * are not in the running set), nor a nominated job (it is not running).
+ * are not in the running set) or by an earlier pass at the same moment
+ * (started_at not before now: the wrapper's more_jobs_needed loop is one
+ * pass to the user), nor a nominated job (it is not running).
  *
  * Never include a PostgreSQL header here.
  *
  *-------------------------------------------------------------------------
  */
+#include <string.h>
+
 #include "internal.h"
 
 enum
@@ -60,7 +64,13 @@ run_of(const FsVictimSearch *s, int r)
 	return &s->pass->in->running[r];
 }
 
-/* How far above its limit the victim's share is, relative to the limit. */
+/*
+ * How far above its limit the victim's share is, relative to the limit:
+ * what it holds (its running jobs not being stopped), over the limit.
+ * Its nominated jobs do not count here: a share with a big job waiting
+ * for room is not above its limit until that job runs, and counting it
+ * made two shares reclaim from each other in turn.
+ */
 static double
 share_over_limit(const FsVictimSearch *s, int r)
 {
@@ -81,7 +91,7 @@ share_over_limit(const FsVictimSearch *s, int r)
 		if (ss->limit[ui] == FS_NO_LIMIT)
 			continue;
 		any = true;
-		holds = ss->held[ui] + ss->nominated[ui];
+		holds = ss->held[ui];
 		if (ss->limit[ui] == 0)
 			ratio = holds > 0 ? 1e18 : 0.0;
 		else
@@ -108,8 +118,8 @@ over_limit_unit(const FsVictimSearch *s, int r)
 	if (ss->limit[0] == FS_NO_LIMIT)
 		return ti;
 	/* the larger of held / limit, compared without division */
-	if ((ss->held[ti] + ss->stopping[ti]) * (ss->limit[0] > 0 ? ss->limit[0] : 1) >
-		(ss->held[0] + ss->stopping[0]) * (ss->limit[ti] > 0 ? ss->limit[ti] : 1))
+	if (ss->held[ti] * (ss->limit[0] > 0 ? ss->limit[0] : 1) >
+		ss->held[0] * (ss->limit[ti] > 0 ? ss->limit[ti] : 1))
 		return ti;
 	return 0;
 }
@@ -197,13 +207,54 @@ short_of_room(const FsVictimSearch *s)
 	return false;
 }
 
+/*
+ * The slot of the share's failed-search memo for (env, type), or NULL.  The
+ * memo is cleared by fs_forget_failed_searches() when a step begins.
+ */
+static int *
+failed_search_slot(FsPass *pass, int share, int env, int type)
+{
+	FsShareState *ss = &pass->shares[share];
+	const FsQueue *q = &pass->in->queues[pass->in->shares[share].queue];
+	int			e;
+
+	if (type < 0 || type >= pass->in->n_instance_types)
+		return NULL;
+	for (e = 0; e < q->n_environments; e++)
+		if (q->environments[e] == env)
+			break;
+	if (e == q->n_environments)
+		return NULL;
+	if (ss->search_failed == NULL)
+		ss->search_failed = fs_arena_alloc(&pass->arena, sizeof(int) * (size_t) q->n_environments *
+										   (size_t) pass->in->n_instance_types);
+	return &ss->search_failed[e * pass->in->n_instance_types + type];
+}
+
+void
+fs_forget_failed_searches(FsPass *pass, int queue)
+{
+	FsQueueState *qs = &pass->queues[queue];
+	const FsQueue *q = &pass->in->queues[queue];
+	int			i;
+
+	for (i = 0; i < qs->n_shares; i++)
+	{
+		FsShareState *ss = &pass->shares[qs->shares[i]];
+
+		if (ss->search_failed != NULL)
+			memset(ss->search_failed, 0, sizeof(int) * (size_t) q->n_environments *
+				   (size_t) pass->in->n_instance_types);
+	}
+}
+
 /* May this running job be a victim for this search at all? */
 static bool
 candidate(const FsVictimSearch *s, int r)
 {
 	const FsRunningJob *run = run_of(s, r);
 
-	if (s->pass->run_stopping[r] || run->share < 0)
+	if (s->pass->run_stopping[r] || run->share < 0 || run->started_at >= s->pass->in->now)
 		return false;
 	if (s->reason == FS_PREEMPT_RECLAIM)
 		return run->share != s->share && run->environment == s->env;
@@ -229,14 +280,18 @@ static bool
 find_victims(FsVictimSearch *s)
 {
 	FsQueueState *qs = &s->pass->queues[s->queue];
+	FsShareState *ss = &s->pass->shares[s->share];
 	int64_t		coverable[N_NEEDS] = {0, 0, 0, 0};
+	/* in-share victims come from the share's own running jobs only */
+	const int  *pool = s->reason == FS_PREEMPT_IN_SHARE ? ss->running : qs->running;
+	int			n_pool = s->reason == FS_PREEMPT_IN_SHARE ? ss->n_running : qs->n_running;
 	int			i,
 				k;
 
 	/* cheap test first: can the candidates cover the need at all? */
-	for (k = 0; k < qs->n_running; k++)
+	for (k = 0; k < n_pool; k++)
 	{
-		int			r = qs->running[k];
+		int			r = pool[k];
 
 		if (!candidate(s, r))
 			continue;
@@ -248,15 +303,15 @@ find_victims(FsVictimSearch *s)
 		if (s->need[i] > coverable[i])
 			return false;
 
-	s->chosen = fs_arena_alloc(&s->pass->arena, sizeof(int) * (size_t) (qs->n_running + 1));
+	s->chosen = fs_arena_alloc(&s->pass->arena, sizeof(int) * (size_t) (n_pool + 1));
 	s->n_chosen = 0;
 	while (short_of_room(s))
 	{
 		int			best = -1;
 
-		for (k = 0; k < qs->n_running; k++)
+		for (k = 0; k < n_pool; k++)
 		{
-			int			r = qs->running[k];
+			int			r = pool[k];
 
 			if (!candidate(s, r) || !useful(s, r))
 				continue;
@@ -326,6 +381,7 @@ commit(FsVictimSearch *s)
 		d->for_priority = js->job->priority;
 		/* what its share holds, counting the jobs being stopped, in that unit */
 		d->victim_share_held = vs->held[ui] + vs->stopping[ui];
+		d->victim_share_nominated = vs->nominated[ui];
 		d->victim_share_limit = vs->limit[ui];
 		pass->result->stats.preempted++;
 	}
@@ -449,6 +505,7 @@ preempt_for(FsPass *pass, int job, FsPreemptReason reason)
 			FsFit		fit;
 			FsVictimSearch search;
 			int			unit;
+			int		   *failed;
 
 			if (!fs_pair_usable(pass, job, env, type, &fit) ||
 				!fs_pair_static_fit(pass, js->share, env, type, js->job->instance_count,
@@ -458,10 +515,17 @@ preempt_for(FsPass *pass, int job, FsPreemptReason reason)
 				fs_quota_room(pass, js->share, type, FS_RIGHT_GUARANTEE, js->nominee, &unit) <
 				js->job->instance_count)
 				continue;		/* not within its guarantee on this type */
+			failed = failed_search_slot(pass, js->share, env, type);
+			if (failed != NULL && *failed > 0 && js->job->instance_count >= *failed)
+				continue;		/* a job no bigger found no victims here */
 			if (!start_search(&search, pass, job, reason, env, type, &rules))
 				continue;
 			if (!find_victims(&search))
+			{
+				if (failed != NULL && (*failed == 0 || js->job->instance_count < *failed))
+					*failed = js->job->instance_count;
 				continue;
+			}
 			commit(&search);
 			return true;
 		}

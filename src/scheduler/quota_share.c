@@ -56,6 +56,7 @@ place_guaranteed_jobs(FsPass *pass, int queue)
 	rules.right = FS_RIGHT_GUARANTEE;
 	rules.respect_reserve = true;
 
+	fs_forget_failed_searches(pass, queue);
 	fs_merge_init(&order, pass, queue);
 	while ((job = fs_merge_next(&order, &share)) != FS_MERGE_END)
 	{
@@ -210,6 +211,7 @@ preempt_within_shares(FsPass *pass, int queue)
 			any = true;
 	if (!any)
 		return;
+	fs_forget_failed_searches(pass, queue);
 	fs_merge_init(&order, pass, queue);
 	while ((job = fs_merge_next(&order, &share)) != FS_MERGE_END)
 	{
@@ -233,6 +235,7 @@ fs_quota_share_turn(FsPass *pass, int queue)
 	int			rounds;
 
 	/* step 1 ran at the start of the pass for every queue */
+	fs_keep_reserve(pass, queue);
 	place_guaranteed_jobs(pass, queue); /* step 2 */
 	if (pass->prefix_used_up)
 		return;
@@ -260,6 +263,7 @@ fs_quota_share_turn(FsPass *pass, int queue)
 		 pass->reserve_shrunk != reserve_shrunk; rounds++)
 	{
 		reserve_shrunk = pass->reserve_shrunk;
+		fs_keep_reserve(pass, queue);
 		place_guaranteed_jobs(pass, queue);
 		if (pass->prefix_used_up)
 			return;

@@ -211,7 +211,9 @@ typedef struct FsRunningJob
 	int			instance_type;
 	int			instance_count;
 	int			priority;		/* current scheduling_priority */
-	FsTime		started_at;		/* when placed (scheduled_at until it started) */
+	FsTime		started_at;		/* when placed (scheduled_at until it started);
+								 * not before now: placed by an earlier pass at
+								 * this moment, never a victim now */
 	bool		stopping;		/* StopTrainingJob sent, not yet stopped */
 	int64_t		stopping_for;	/* job_id the stop makes room for, 0 = none */
 } FsRunningJob;
@@ -275,8 +277,9 @@ typedef struct FsDecision
 	int64_t		for_job_id;
 	int			for_share;
 	int			for_priority;
-	int64_t		victim_share_held;	/* victim's share, instances held before */
-	int64_t		victim_share_limit; /* and its limit in the same unit (-1: none) */
+	int64_t		victim_share_held;	/* victim's share: instances held, stopping ones too */
+	int64_t		victim_share_nominated; /* ... and held for its nominated jobs */
+	int64_t		victim_share_limit; /* its limit in the same unit (-1: none) */
 
 	/* NOMINATE, KEEP_NOMINATION, DROP_NOMINATION */
 	FsNominationKind nomination_kind;
