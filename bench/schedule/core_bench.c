@@ -159,7 +159,7 @@ build(Bench *b, FsPolicyKind policy, int loaded, bool steady)
 		}
 		sh->runnable = &b->jobs[s * per_share];
 		sh->n_runnable = per_share;
-		sh->more_runnable = true;
+		sh->more_runnable = false;	/* what is loaded is all there is */
 		for (i = 0; i < per_share; i++)
 		{
 			FsRunnableJob *j = &b->jobs[s * per_share + i];

@@ -54,6 +54,8 @@ typedef struct FsVictimSearch
 	int			count;
 	int			priority;
 	int64_t		need[N_NEEDS];	/* instances short; <= 0 means enough */
+	int64_t		earlier_num;	/* still stopping for this job from an earlier */
+	int64_t		earlier_type;	/* nomination (dropped in this pass), in env */
 	int		   *chosen;			/* indexes into FsInput.running, in order */
 	int			n_chosen;
 } FsVictimSearch;
@@ -398,6 +400,8 @@ commit(FsVictimSearch *s)
 	}
 	nominee = fs_add_nominee(pass, s->job, FS_NOMINATION_PREEMPTION, s->env, s->type, pass->in->now);
 	n = &pass->nominees[nominee];
+	n->stopping_num = s->earlier_num;
+	n->stopping_type = s->earlier_type;
 	for (k = 0; k < s->n_chosen; k++)
 	{
 		const FsRunningJob *run = run_of(s, s->chosen[k]);
@@ -428,8 +432,10 @@ commit(FsVictimSearch *s)
 }
 
 /*
- * Set up a search for one pair: what the job is short of there.  False if
- * it is short of nothing (it would fit: not a case for preemption).
+ * Set up a search for one pair: what the job is short of there.  Victims of
+ * an earlier nomination of the job that are still stopping count as chosen
+ * already (the next pass counts them for it anyway).  False if it is short
+ * of nothing and nothing is stopping for it (it would fit: no preemption).
  */
 static bool
 start_search(FsVictimSearch *s, FsPass *pass, int job, FsPreemptReason reason,
@@ -449,8 +455,23 @@ start_search(FsVictimSearch *s, FsPass *pass, int job, FsPreemptReason reason,
 	s->priority = js->job->priority;
 	s->chosen = NULL;
 	s->n_chosen = 0;
+	s->earlier_num = s->earlier_type = 0;
 	for (i = 0; i < N_NEEDS; i++)
 		s->need[i] = 0;
+	if (js->job->nomination.kind != FS_NOMINATION_NONE)
+	{
+		for (i = 0; i < pass->in->n_running; i++)
+		{
+			const FsRunningJob *run = &pass->in->running[i];
+
+			if (run->stopping && run->stopping_for == js->job->job_id && run->environment == env)
+			{
+				s->earlier_num += run->instance_count;
+				if (run->instance_type == type)
+					s->earlier_type += run->instance_count;
+			}
+		}
+	}
 
 	if (*fs_env_unit(pass, pass->env_max, env, 0) != FS_NO_LIMIT)
 		s->need[NEED_ENV_NUM] = s->count - fs_env_room(pass, env, 0, js->share, rules);
@@ -458,6 +479,12 @@ start_search(FsVictimSearch *s, FsPass *pass, int job, FsPreemptReason reason,
 		s->need[NEED_ENV_TYPE] = s->count - fs_env_room(pass, env, FS_UNIT_INDEX(type), js->share, rules);
 	if (reason == FS_PREEMPT_IN_SHARE)
 	{
+		/*
+		 * The share may end up holding, per unit, its limit -- or what it holds
+		 * already if that is more (within the most it may hold), but never
+		 * more than before: preempting its own jobs to borrow more would be
+		 * undone by the next reclaim, and that thrashes.
+		 */
 		FsShareState *ss = &pass->shares[js->share];
 		int			own = (js->nominee >= 0 && pass->nominees[js->nominee].active) ?
 			pass->nominees[js->nominee].count : 0;
@@ -466,14 +493,20 @@ start_search(FsVictimSearch *s, FsPass *pass, int job, FsPreemptReason reason,
 		{
 			int			ui = (i == 0) ? 0 : FS_UNIT_INDEX(type);
 			int64_t		cap = fs_quota_cap(pass, js->share, ui, FS_RIGHT_MOST);
+			int64_t		holds = ss->held[ui] + ss->nominated[ui] - own;
+			int64_t		keep;
 
-			if (cap == FS_NO_LIMIT || cap == FS_UNLIMITED)
+			if (cap == FS_NO_LIMIT)
 				continue;
-			s->need[i == 0 ? NEED_SHARE_NUM : NEED_SHARE_TYPE] =
-				ss->held[ui] + ss->nominated[ui] - own + s->count - cap;
+			keep = holds > ss->limit[ui] ? holds : ss->limit[ui];
+			if (cap != FS_UNLIMITED && keep > cap)
+				keep = cap;
+			s->need[i == 0 ? NEED_SHARE_NUM : NEED_SHARE_TYPE] = holds + s->count - keep;
 		}
 	}
-	return short_of_room(s);
+	s->need[NEED_ENV_NUM] -= s->earlier_num;
+	s->need[NEED_ENV_TYPE] -= s->earlier_type;
+	return short_of_room(s) || s->earlier_num > 0;
 }
 
 /*

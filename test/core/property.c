@@ -1123,6 +1123,11 @@ run_workload(uint64_t seed)
 				busy = true;
 		if (!busy)
 			break;
+		if (verbose && quiet >= 50)
+		{
+			printf("    quiet pass %d:\n", quiet);
+			dump_world(&sim);
+		}
 		sim_advance(&sim, sim.stop_delay);
 	}
 	if (quiet == 60)

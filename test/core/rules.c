@@ -1083,6 +1083,361 @@ test_arena_allocator_and_no_leaks(void)
 	CHECK_EQ(sim.allocs, sim.frees);
 }
 
+/* ---------- rules found by the property tests ---------- */
+
+static void
+test_in_share_preemption_does_not_borrow_more(void)
+{
+	Sim			sim;
+	int			t0,
+				t1,
+				env,
+				q,
+				s,
+				i,
+				j,
+				low_t1 = -1;
+
+	/*
+	 * The share may hold 12 in all and 6 of type t1, and holds 8 of t0 and 6
+	 * of t1 (priority 9).  A priority-5 job of t1 would fit if two t0 jobs
+	 * were stopped -- but then the share would hold 8 of t1, borrowing more,
+	 * to be reclaimed by the next lender: no preemption.
+	 */
+	sim_init(&sim);
+	t0 = sim_type(&sim, "ml.t0");
+	t1 = sim_type(&sim, "ml.t1");
+	env = sim_env(&sim, "Env");
+	sim_env_limit(&sim, env, FS_UNIT_NUM_INSTANCES, 14);
+	q = sim_queue(&sim, "quota", 1, FS_POLICY_QUOTA_SHARE);
+	sim_queue_env(&sim, q, env);
+	s = sim_share(&sim, q, "Share");
+	sim_share_limit(&sim, s, FS_UNIT_NUM_INSTANCES, 12);
+	sim_share_limit(&sim, s, t1, 6);
+	sim.shares[s].in_share_preemption = true;
+	for (i = 0; i < 4; i++)
+		sim_run(&sim, s, env, t0, 2, 0);
+	for (i = 0; i < 3; i++)
+		sim_run(&sim, s, env, t1, 2, 9);
+	j = sim_submit(&sim, s, 2, 5, t1);
+	sim_pass(&sim);
+	CHECK_EQ(sim_count(&sim, FS_DECISION_PREEMPT), 0);
+
+	/* with a lower-priority t1 job to replace, it preempts that one only */
+	sim.jobs[sim.n_jobs - 2].priority = 1;
+	low_t1 = sim.n_jobs - 2;
+	sim_pass(&sim);
+	CHECK_EQ(sim_count(&sim, FS_DECISION_PREEMPT), 1);
+	CHECK(sim_decision(&sim, FS_DECISION_PREEMPT, ID(low_t1)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_NOMINATE, ID(j)) != NULL);
+	sim_free(&sim);
+}
+
+static void
+test_prefix_used_up_stops_the_pass(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				a,
+				b,
+				lowq,
+				low,
+				i,
+				jl;
+
+	/* fair share, heads of 2: a's whole head is placed and a is next in line */
+	simple_world(&sim, FS_POLICY_FAIR_SHARE, 10, &t, &env, &q, &a);
+	b = sim_share(&sim, q, "heavy");
+	sim.shares[b].weight = 5;
+	lowq = sim_queue(&sim, "later", 0, FS_POLICY_FIFO);
+	sim_queue_env(&sim, lowq, env);
+	low = sim_share(&sim, lowq, "later");
+	sim.prefix = 2;
+	for (i = 0; i < 6; i++)
+		sim_submit(&sim, a, 1, 0, t);
+	sim_submit(&sim, b, 1, 0, t);
+	jl = sim_submit(&sim, low, 1, 0, t);
+	sim_pass(&sim);
+	CHECK(sim.result->more_jobs_needed);
+	CHECK_EQ(sim_held(&sim, a), 2);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(jl)) == NULL);	/* not its turn yet */
+	for (i = 0; i < 10 && sim.result->more_jobs_needed; i++)
+		sim_pass(&sim);
+	CHECK_EQ(sim_held(&sim, a), 6);
+	CHECK_EQ(sim_held(&sim, b), 1);
+	CHECK_EQ(sim.jobs[jl].state, SIM_RUNNING);
+	sim_free(&sim);
+}
+
+static void
+test_starvation_needs_backfill(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				a,
+				b,
+				i,
+				pass;
+
+	/* a saturated fair-share queue: heads wait long, but nothing goes past them */
+	simple_world(&sim, FS_POLICY_FAIR_SHARE, 4, &t, &env, &q, &a);
+	b = sim_share(&sim, q, "other");
+	sim.starvation = FS_SECONDS(600);
+	for (i = 0; i < 4; i++)
+		sim_run(&sim, i % 2 ? a : b, env, t, 1, 0);
+	for (i = 0; i < 10; i++)
+	{
+		sim_submit(&sim, a, 1, 0, t);
+		sim_submit(&sim, b, 1, 0, t);
+	}
+	for (pass = 0; pass < 30; pass++)
+	{
+		sim_pass(&sim);
+		CHECK_EQ(sim_count(&sim, FS_DECISION_NOMINATE), 0);
+		sim_advance(&sim, FS_SECONDS(60));
+	}
+	sim_free(&sim);
+}
+
+static void
+test_same_moment_placement_is_no_victim(void)
+{
+	QuotaWorld	w;
+	int			fresh,
+				j;
+
+	quota_world(&w, 100, 60, FS_STRATEGY_LEND_AND_BORROW, 40, FS_STRATEGY_LEND);
+	sim_run(&w.sim, w.s1, w.env, w.t, 60, 0);
+	fresh = sim_run(&w.sim, w.s1, w.env, w.t, 20, 0);
+	w.sim.jobs[fresh].started_at = w.sim.now;	/* placed by a pass at this moment */
+	sim_run(&w.sim, w.s2, w.env, w.t, 20, 0);
+	j = sim_submit(&w.sim, w.s2, 20, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PREEMPT, w.sim.jobs[fresh].id) == NULL);
+	CHECK_EQ(sim_count(&w.sim, FS_DECISION_PREEMPT), 1);	/* the 60 instead */
+	CHECK(sim_decision(&w.sim, FS_DECISION_NOMINATE, w.sim.jobs[j].id) != NULL);
+	sim_free(&w.sim);
+}
+
+static void
+test_victims_count_until_next_pass(void)
+{
+	QuotaWorld	w;
+	int			high,
+				low,
+				victim,
+				j;
+
+	/*
+	 * 29 instances, 1 free.  ProdExp2 (limit 10) holds 12: its high-priority
+	 * job is a borrower.
+	 * ProdExp1 reclaims 4 of ProdExp2's instances; within the same pass
+	 * ProdExp2's low-priority job must not become "guaranteed" ahead of its
+	 * high-priority one, which was a borrower when it was looked at.
+	 */
+	quota_world(&w, 29, 20, FS_STRATEGY_LEND_AND_BORROW, 10, FS_STRATEGY_LEND_AND_BORROW);
+	sim_run(&w.sim, w.s1, w.env, w.t, 16, 0);
+	sim_run(&w.sim, w.s2, w.env, w.t, 8, 0);
+	victim = sim_run(&w.sim, w.s2, w.env, w.t, 4, 0);
+	high = sim_submit(&w.sim, w.s2, 1, 9, w.t);
+	j = sim_submit(&w.sim, w.s1, 4, 5, w.t);	/* 16 + 4 <= 20: guaranteed */
+	low = sim_submit(&w.sim, w.s2, 1, 1, w.t);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PREEMPT, w.sim.jobs[victim].id) != NULL);
+	CHECK(sim_decision(&w.sim, FS_DECISION_NOMINATE, w.sim.jobs[j].id) != NULL);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PLACE, w.sim.jobs[low].id) == NULL);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PLACE, w.sim.jobs[high].id) != NULL);	/* the 1 free */
+	sim_free(&w.sim);
+}
+
+static void
+test_reserve_kept_across_environments(void)
+{
+	Sim			sim;
+	int			t,
+				e1,
+				e2,
+				q,
+				r,
+				b,
+				j;
+
+	/* RESERVE share keeps 10 unused; the two environments have 6 free each */
+	sim_init(&sim);
+	t = sim_type(&sim, "ml.p4d.24xlarge");
+	e1 = sim_env(&sim, "One");
+	e2 = sim_env(&sim, "Two");
+	sim_env_limit(&sim, e1, FS_UNIT_NUM_INSTANCES, 10);
+	sim_env_limit(&sim, e2, FS_UNIT_NUM_INSTANCES, 10);
+	q = sim_queue(&sim, "quota", 1, FS_POLICY_QUOTA_SHARE);
+	sim_queue_env(&sim, q, e1);
+	sim_queue_env(&sim, q, e2);
+	r = sim_share(&sim, q, "Reserved");
+	sim_share_limit(&sim, r, FS_UNIT_NUM_INSTANCES, 10);
+	sim.shares[r].strategy = FS_STRATEGY_RESERVE;
+	b = sim_share(&sim, q, "Borrower");
+	sim_share_limit(&sim, b, FS_UNIT_NUM_INSTANCES, 4);
+	sim_run(&sim, b, e1, t, 4, 0);
+	sim_run(&sim, b, e2, t, 4, 0);
+	/* 12 free in all; 10 kept: a borrower may take 2, not 3 */
+	j = sim_submit(&sim, b, 3, 0, t);
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(j)) == NULL);
+	j = sim_submit(&sim, b, 2, 0, t);
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(j)) != NULL);
+	sim_free(&sim);
+}
+
+static void
+test_nomination_dropped_when_limit_lowered(void)
+{
+	QuotaWorld	w;
+	int			j;
+
+	quota_world(&w, 100, 60, FS_STRATEGY_LEND_AND_BORROW, 40, FS_STRATEGY_LEND);
+	sim_run(&w.sim, w.s1, w.env, w.t, 80, 0);
+	sim_run(&w.sim, w.s2, w.env, w.t, 20, 0);
+	j = sim_submit(&w.sim, w.s2, 20, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_NOMINATE, w.sim.jobs[j].id) != NULL);
+	/* the environment shrinks to 30: 20 + 20 can never fit next to the rest */
+	sim_env_limit(&w.sim, w.env, w.t, 30);
+	sim_finish_stops(&w.sim);
+	sim_run(&w.sim, w.s1, w.env, w.t, 15, 0);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_DROP_NOMINATION, w.sim.jobs[j].id) != NULL);
+	sim_free(&w.sim);
+}
+
+static void
+test_running_job_without_share(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				j;
+	FsRunningJob other = {0};
+	FsRunningJob *running;
+	FsResult   *r;
+
+	/* a running job of a disabled queue (share -1) fills capacity, is never a victim */
+	simple_world(&sim, FS_POLICY_FIFO, 10, &t, &env, &q, &s);
+	j = sim_submit(&sim, s, 5, 0, t);
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(j)) != NULL);
+	sim.jobs[j].state = SIM_RUNNABLE;
+	sim_pass(&sim);				/* rebuild the input with j runnable again */
+	running = malloc(sizeof(FsRunningJob));
+	other.job_id = 999;
+	other.share = -1;
+	other.environment = env;
+	other.instance_type = t;
+	other.instance_count = 6;
+	other.started_at = sim.now - FS_SECONDS(3600);
+	*running = other;
+	sim.input.running = running;
+	sim.input.n_running = 1;
+	r = fs_schedule(&sim.input, &sim.allocator);
+	CHECK_EQ(r->n_decisions, 0);
+	CHECK(r->n_wait_reasons == 1 && r->wait_reasons[0].in_use == 6);
+	fs_result_free(r, &sim.allocator);
+	free(running);
+	sim_free(&sim);
+}
+
+static void
+test_sentences(void)
+{
+	QuotaWorld	w;
+	int			j;
+	const FsDecision *d;
+	char		text[300];
+
+	quota_world(&w, 100, 60, FS_STRATEGY_LEND_AND_BORROW, 40, FS_STRATEGY_LEND);
+	sim_run(&w.sim, w.s1, w.env, w.t, 75, 0);
+	sim_run(&w.sim, w.s2, w.env, w.t, 25, 0);
+	j = sim_submit(&w.sim, w.s2, 15, 0, w.t);
+	sim_pass(&w.sim);
+	d = sim_decision(&w.sim, FS_DECISION_PREEMPT, 1);
+	CHECK(d != NULL);
+	if (d)
+	{
+		fs_format_decision(&w.sim.input, d, text, sizeof(text));
+		CHECK_CONTAINS(text, "preempted by job 3 to reclaim the guaranteed capacity of quota share ProdExp2: "
+					   "ProdExp1 holds 75 instances, its limit is 60");
+	}
+	d = sim_decision(&w.sim, FS_DECISION_NOMINATE, w.sim.jobs[j].id);
+	CHECK(d != NULL);
+	if (d)
+	{
+		fs_format_decision(&w.sim.input, d, text, sizeof(text));
+		CHECK_CONTAINS(text, "capacity in P4Env for ml.p4d.24xlarge is held for this job while preempted jobs stop");
+	}
+	/* snprintf-like: the length it needs, however small the buffer */
+	CHECK(fs_format_wait_reason(&w.sim.input, sim_wait(&w.sim, w.sim.jobs[j].id), text, 8) > 8);
+	CHECK_EQ(strlen(text), 7);
+	sim_free(&w.sim);
+}
+
+static void
+test_queue_order_fifo_and_quota(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				a,
+				b,
+				c,
+				n;
+	FsOrderEntry *order;
+	QuotaWorld	w;
+
+	simple_world(&sim, FS_POLICY_FIFO, 10, &t, &env, &q, &s);
+	a = sim_submit(&sim, s, 1, 9, t);
+	sim_advance(&sim, FS_SECONDS(1));
+	b = sim_submit(&sim, s, 500, 0, t);	/* misconfigured: last */
+	sim_advance(&sim, FS_SECONDS(1));
+	c = sim_submit(&sim, s, 1, 0, t);
+	sim_pass(&sim);
+	n = fs_queue_order(&sim.input, q, 0, &sim.allocator, &order);
+	CHECK_EQ(n, 3);
+	if (n == 3)
+	{
+		CHECK_EQ(order[0].job_id, ID(a));
+		CHECK_EQ(order[1].job_id, ID(c));
+		CHECK_EQ(order[2].job_id, ID(b));
+	}
+	free(order);
+	sim_free(&sim);
+
+	/* quota: within guarantee by priority, then borrowers */
+	quota_world(&w, 100, 10, FS_STRATEGY_LEND_AND_BORROW, 10, FS_STRATEGY_LEND_AND_BORROW);
+	sim_run(&w.sim, w.s1, w.env, w.t, 10, 0);
+	a = sim_submit(&w.sim, w.s1, 5, 9, w.t);	/* borrower */
+	b = sim_submit(&w.sim, w.s2, 5, 1, w.t);	/* guaranteed */
+	c = sim_submit(&w.sim, w.s2, 5, 5, w.t);	/* guaranteed, higher */
+	sim_pass(&w.sim);
+	n = fs_queue_order(&w.sim.input, w.q, 0, &w.sim.allocator, &order);
+	CHECK_EQ(n, 3);
+	if (n == 3)
+	{
+		CHECK_EQ(order[0].job_id, w.sim.jobs[c].id);
+		CHECK_EQ(order[1].job_id, w.sim.jobs[b].id);
+		CHECK_EQ(order[2].job_id, w.sim.jobs[a].id);
+	}
+	free(order);
+	sim_free(&w.sim);
+}
+
 const TestCase rule_tests[] = {
 	{"limits_num_and_type", test_limits_num_and_type},
 	{"type_without_limit_cannot_be_placed", test_type_without_limit_cannot_be_placed},
@@ -1119,5 +1474,15 @@ const TestCase rule_tests[] = {
 	{"more_jobs_needed", test_more_jobs_needed},
 	{"check_input", test_check_input},
 	{"arena_allocator_and_no_leaks", test_arena_allocator_and_no_leaks},
+	{"in_share_preemption_does_not_borrow_more", test_in_share_preemption_does_not_borrow_more},
+	{"prefix_used_up_stops_the_pass", test_prefix_used_up_stops_the_pass},
+	{"starvation_needs_backfill", test_starvation_needs_backfill},
+	{"same_moment_placement_is_no_victim", test_same_moment_placement_is_no_victim},
+	{"victims_count_until_next_pass", test_victims_count_until_next_pass},
+	{"reserve_kept_across_environments", test_reserve_kept_across_environments},
+	{"nomination_dropped_when_limit_lowered", test_nomination_dropped_when_limit_lowered},
+	{"running_job_without_share", test_running_job_without_share},
+	{"sentences", test_sentences},
+	{"queue_order_fifo_and_quota", test_queue_order_fifo_and_quota},
 };
 const int	n_rule_tests = sizeof(rule_tests) / sizeof(rule_tests[0]);
