@@ -231,14 +231,22 @@ typedef struct FsRules
 /* pass.c */
 extern void fs_pass_begin(FsPass *pass, const FsInput *in, const FsAllocator *allocator);
 extern void fs_pass_abandon(FsPass *pass);
+
+/* result.c */
 extern FsDecision *fs_add_decision(FsPass *pass, FsDecisionKind kind, int job);
 extern void fs_note_wait(FsPass *pass, int job, const FsFit *fit);
 extern void fs_note_nominated(FsPass *pass, int job);
-extern bool fs_job_is_head(FsPass *pass, int job);
-extern void fs_note_starving(FsPass *pass, int queue, int job, const FsFit *fit);
 extern bool fs_job_misconfigured(FsPass *pass, int job);
+
+/* nomination.c */
 extern int	fs_add_nominee(FsPass *pass, int job, FsNominationKind kind,
 						   int environment, int instance_type, FsTime since);
+extern void fs_take_nominations(FsPass *pass);
+extern void fs_place_nominated_jobs(FsPass *pass);
+extern void fs_serve_starver(FsPass *pass, int queue, const FsRules *rules);
+extern bool fs_job_is_head(FsPass *pass, int job);
+extern void fs_note_starving(FsPass *pass, int queue, int job, const FsFit *fit);
+extern void fs_nominate_starving_job(FsPass *pass, int queue);
 
 /* the loaded jobs of a queue as one list in share order (pass.c) */
 typedef struct FsMerge
@@ -284,7 +292,6 @@ extern void fs_init_rules(FsRules *rules);
 extern void fs_fifo_turn(FsPass *pass, int queue);
 extern void fs_fair_share_turn(FsPass *pass, int queue);
 extern void fs_quota_share_turn(FsPass *pass, int queue);
-extern void fs_serve_starver(FsPass *pass, int queue, const FsRules *rules);
 extern int	fs_job_order_cmp(const void *a, const void *b, const void *ctx);
 
 /* preemption.c */
