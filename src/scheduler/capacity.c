@@ -280,6 +280,19 @@ raw_room(FsPass *pass, int env, int unit_index, int own_nominee)
 	return room;
 }
 
+/* Instances of env's total not occupied nor held for others than own_nominee. */
+static int64_t
+raw_room_of_total(FsPass *pass, int env, int own_nominee)
+{
+	int64_t		room = pass->env_total[env] - *fs_env_unit(pass, pass->env_occupied, env, 0)
+		- *fs_env_unit(pass, pass->env_held, env, 0);
+
+	if (own_nominee >= 0 && pass->nominees[own_nominee].hold_applied &&
+		pass->nominees[own_nominee].environment == env)
+		room += pass->nominees[own_nominee].hold_num;
+	return room;
+}
+
 /*
  * Unused room of one environment unit for a job of `share' under `rules':
  * limit - occupied - held for nominees (but not the asking nominee's own
@@ -579,8 +592,8 @@ fs_pair_fits(FsPass *pass, int job, int env, int type, const FsRules *rules, FsF
 		if (reserved > 0)
 		{
 			int64_t		occupied = *fs_env_unit(pass, pass->env_occupied, env, 0);
-			int64_t		held = *fs_env_unit(pass, pass->env_held, env, 0);
-			int64_t		free_instances = pass->env_total[env] - occupied - held;
+			int64_t		free_instances = raw_room_of_total(pass, env, rules->own_nominee);
+			int64_t		held = pass->env_total[env] - occupied - free_instances;
 
 			if (free_instances - count < reserved)
 			{

@@ -243,7 +243,8 @@ typedef enum FsDecisionKind
 {
 	FS_DECISION_PLACE,			/* start job on (environment, instance_type) */
 	FS_DECISION_PREEMPT,		/* stop running job_id to make room for for_job_id */
-	FS_DECISION_NOMINATE,		/* new nomination: hold (environment, type) for job */
+	FS_DECISION_NOMINATE,		/* hold (environment, type) for the job from now on;
+								 * replaces any earlier nomination of the job */
 	FS_DECISION_KEEP_NOMINATION,	/* earlier nomination still stands */
 	FS_DECISION_DROP_NOMINATION,	/* earlier nomination no longer stands */
 	FS_DECISION_MISCONFIGURED	/* job can never fit; stays RUNNABLE with reason */
@@ -366,7 +367,13 @@ typedef struct FsResult
 
 /* ---------- functions ---------- */
 
-/* One scheduling pass.  See the file header and README.md. */
+/*
+ * One scheduling pass.  The wrapper applies the decisions in order, stores
+ * share_usage for fair shares, and while more_jobs_needed is set and the
+ * pass placed something, runs another pass at the same `now' with fresh
+ * heads (those passes are one pass to the user: nothing placed by one is a
+ * victim of the next).  See src/scheduler/README.md.
+ */
 extern FsResult *fs_schedule(const FsInput *input, const FsAllocator *allocator);
 extern void fs_result_free(FsResult *result, const FsAllocator *allocator);
 

@@ -33,6 +33,7 @@
  *        core_property --seed N                     (one workload, verbose)
  * Every failure prints its seed; the last line is "N passed, M failed".
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -530,6 +531,52 @@ share_cap(const Sim *sim, int share, int unit)
 	return l + l * s->borrow_limit / 100;
 }
 
+/*
+ * Fair share: must job j leave the compute reservation of env alone, and
+ * how big is it?  floor(total x (r/100)^active), kept from shares that held
+ * capacity at the start of the pass or were placed in it (design 2.5).
+ */
+static int64_t
+compute_reservation(const Sim *sim, const SimJob *j, int env, bool *restricted)
+{
+	const FsInput *in = &sim->input;
+	const SimQueue *q = &sim->queues[sim->shares[j->share].queue];
+	int64_t		total = env_max(sim, env, FS_UNIT_NUM_INSTANCES);
+	double		ratio = 1.0;
+	int			active = 0;
+	int			s,
+				i;
+
+	*restricted = false;
+	for (i = 0; i < in->n_running; i++)
+		if (in->running[i].share == j->share)
+			*restricted = true;
+	for (i = 0; i < sim->n_jobs; i++)
+		if (sim->jobs[i].share == j->share && sim->jobs[i].placed_last_pass)
+			*restricted = true;
+	for (s = 0; s < sim->n_shares; s++)
+	{
+		bool		is_active = in->shares[s].n_runnable > 0;
+
+		if (sim->shares[s].queue != sim->shares[j->share].queue)
+			continue;
+		for (i = 0; i < in->n_running && !is_active; i++)
+			if (in->running[i].share == s)
+				is_active = true;
+		active += is_active;
+	}
+	if (total < 0)
+	{
+		total = 0;
+		for (i = 0; i < sim->envs[env].n_limits; i++)
+			if (sim->envs[env].limits[i].unit != FS_UNIT_NUM_INSTANCES)
+				total += sim->envs[env].limits[i].max_capacity;
+	}
+	for (i = 0; i < active; i++)
+		ratio *= q->compute_reservation / 100.0;
+	return (int64_t) floor((double) total * ratio);
+}
+
 /* Could job j run on (env, type) in the world as it is now, by its queue's rules? */
 static bool
 could_run(const Sim *sim, const World *wd, const SimJob *j, int env, int type)
@@ -586,6 +633,19 @@ could_run(const Sim *sim, const World *wd, const SimJob *j, int env, int type)
 	}
 	if (!any)
 		return false;
+	if (q->policy == FS_POLICY_FAIR_SHARE && q->compute_reservation > 0)
+	{
+		bool		restricted;
+		int64_t		reserved = compute_reservation(sim, j, env, &restricted);
+		int64_t		total = env_max(sim, env, FS_UNIT_NUM_INSTANCES);
+		int			i;
+
+		if (total < 0)
+			for (total = 0, i = 0; i < sim->envs[env].n_limits; i++)
+				total += sim->envs[env].limits[i].max_capacity;
+		if (restricted && total - wd->occupied[env][0] - wd->held[env][0] - j->count < reserved)
+			return false;
+	}
 	if (q->policy == FS_POLICY_QUOTA_SHARE)
 	{
 		bool		limited = false;
@@ -874,8 +934,6 @@ check_work_conservation(Sim *sim, Workload *w, int step)
 		if (!waiting(j))
 			continue;
 		q = &sim->queues[sim->shares[j->share].queue];
-		if (q->policy == FS_POLICY_FAIR_SHARE && q->compute_reservation > 0)
-			continue;			/* held back for inactive shares by design */
 		if (q->strict_fifo)
 		{
 			int			k;
