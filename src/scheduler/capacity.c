@@ -478,6 +478,42 @@ fs_pair_static_fit(FsPass *pass, int share, int env, int type, int count,
 	return true;
 }
 
+/*
+ * Could the job ever fit on its queue's e-th environment with its t-th
+ * instance type?  The answer does not change within a pass, and every
+ * attempt to place asks it for every pair, so it is worked out once per
+ * job (as a bit mask when there are at most 64 pairs).
+ */
+bool
+fs_job_could_fit(FsPass *pass, int job, int e, int t)
+{
+	FsJobState *js = &pass->jobs[job];
+	const FsQueue *queue = &pass->in->queues[pass->in->shares[js->share].queue];
+	int			n_types = js->job->n_instance_types;
+	FsMisconfiguration why = FS_MISCONFIG_NONE;
+	int64_t		largest = 0;
+
+	if (queue->n_environments * n_types > 64)
+		return fs_pair_static_fit(pass, js->share, queue->environments[e],
+								  js->job->instance_types[t], js->job->instance_count,
+								  &why, &largest);
+	if (!js->could_fit_known)
+	{
+		int			i,
+					k;
+
+		js->could_fit = 0;
+		for (i = 0; i < queue->n_environments; i++)
+			for (k = 0; k < n_types; k++)
+				if (fs_pair_static_fit(pass, js->share, queue->environments[i],
+									   js->job->instance_types[k], js->job->instance_count,
+									   &why, &largest))
+					js->could_fit |= UINT64_C(1) << (i * n_types + k);
+		js->could_fit_known = true;
+	}
+	return (js->could_fit >> (e * n_types + t)) & 1;
+}
+
 /* The nominee holding the most of (env, unit), for "held for job N". */
 static int64_t
 holder_of(FsPass *pass, int env, int unit_index, int own_nominee)
@@ -631,11 +667,8 @@ fs_try_place(FsPass *pass, int job, const FsRules *rules, FsFit *fit)
 		for (t = 0; t < js->job->n_instance_types; t++)
 		{
 			int			type = js->job->instance_types[t];
-			FsMisconfiguration why = FS_MISCONFIG_NONE;
-			int64_t		largest = 0;
 
-			if (!fs_pair_static_fit(pass, js->share, env, type,
-									js->job->instance_count, &why, &largest))
+			if (!fs_job_could_fit(pass, job, e, t))
 			{
 				if (fit->rank > FS_RANK_STATIC)
 					set_fit(fit, FS_WAIT_MISCONFIGURED, FS_RANK_STATIC, env, type);

@@ -107,6 +107,8 @@ typedef struct FsJobState
 	bool		misconfiguration_known;
 	bool		considered;
 	bool		tried_guaranteed;	/* quota step 2 tried it within its guarantee */
+	bool		could_fit_known;
+	uint64_t	could_fit;		/* bit e * n_types + t: pair (e, t) could ever fit */
 } FsJobState;
 
 typedef struct FsShareState
@@ -270,6 +272,7 @@ extern int64_t *fs_env_unit(FsPass *pass, int64_t *array, int env, int unit);
 extern bool fs_pair_usable(FsPass *pass, int job, int env, int type, FsFit *fit);
 extern bool fs_pair_static_fit(FsPass *pass, int share, int env, int type,
 							   int count, FsMisconfiguration *why, int64_t *largest);
+extern bool fs_job_could_fit(FsPass *pass, int job, int e, int t);
 extern bool fs_pair_fits(FsPass *pass, int job, int env, int type,
 						 const FsRules *rules, FsFit *fit);
 extern bool fs_try_place(FsPass *pass, int job, const FsRules *rules, FsFit *fit);

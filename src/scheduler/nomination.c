@@ -452,15 +452,11 @@ fs_nominate_starving_job(FsPass *pass, int queue)
 		{
 			int			env = q->environments[e];
 			int			type = js->job->instance_types[t];
-			FsMisconfiguration why = FS_MISCONFIG_NONE;
-			int64_t		largest = 0;
 			FsFit		fit;
 			int			n;
 			FsDecision *d;
 
-			if (!fs_pair_usable(pass, job, env, type, &fit) ||
-				!fs_pair_static_fit(pass, js->share, env, type,
-									js->job->instance_count, &why, &largest))
+			if (!fs_job_could_fit(pass, job, e, t) || !fs_pair_usable(pass, job, env, type, &fit))
 				continue;
 			n = fs_add_nominee(pass, job, FS_NOMINATION_STARVATION, env, type, pass->in->now);
 			pass->nominees[n].hold_num = pass->nominees[n].hold_type = pass->nominees[n].count;

@@ -533,16 +533,12 @@ preempt_for(FsPass *pass, int job, FsPreemptReason reason)
 		{
 			int			env = queue->environments[e];
 			int			type = js->job->instance_types[t];
-			FsMisconfiguration why = FS_MISCONFIG_NONE;
-			int64_t		largest = 0;
 			FsFit		fit;
 			FsVictimSearch search;
 			int			unit;
 			int		   *failed;
 
-			if (!fs_pair_usable(pass, job, env, type, &fit) ||
-				!fs_pair_static_fit(pass, js->share, env, type, js->job->instance_count,
-									&why, &largest))
+			if (!fs_job_could_fit(pass, job, e, t) || !fs_pair_usable(pass, job, env, type, &fit))
 				continue;
 			if (reason == FS_PREEMPT_RECLAIM &&
 				fs_quota_room(pass, js->share, type, FS_RIGHT_GUARANTEE, js->nominee, &unit) <

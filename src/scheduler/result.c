@@ -189,6 +189,11 @@ fs_job_misconfigured(FsPass *pass, int job)
 	if (js->job->instance_count > 0)
 	{
 		for (e = 0; e < queue->n_environments; e++)
+			for (t = 0; t < js->job->n_instance_types; t++)
+				if (fs_job_could_fit(pass, job, e, t))
+					return false;
+		/* it fits nowhere: which limit says so, and the most any pair allows */
+		for (e = 0; e < queue->n_environments; e++)
 		{
 			for (t = 0; t < js->job->n_instance_types; t++)
 			{

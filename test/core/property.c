@@ -29,8 +29,13 @@
  * Then fair-share convergence: weights 1/3/5 on a saturated environment
  * end at 15/23, 5/23, 3/23 within one instance, for many seeds.
  *
- * Usage: core_property [workloads [first-seed]]   (default 2000, 1)
- *        core_property --seed N                     (one workload, verbose)
+ * Usage: core_property [workloads [first-seed]]   (default 3000, 1)
+ *        core_property --seed N                     (one workload, verbose:
+ *                          dumps the world at each violation)
+ *        core_property --converge N                 (one convergence run)
+ * With --seed, TRACE_JOB=id (and TRACE_SHARE=index) in the environment
+ * print every decision about that job (share) and its wait reasons;
+ * with --converge, DEBUG_PASS=n dumps pass n.
  * Every failure prints its seed; the last line is "N passed, M failed".
  */
 #include <math.h>
@@ -1309,7 +1314,7 @@ int
 main(int argc, char **argv)
 {
 	uint64_t	first = 1;
-	int			n = 2000;
+	int			n = 3000;
 	int			n_convergence = 100;
 	int			passed = 0,
 				failed = 0;
