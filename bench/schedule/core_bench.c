@@ -1,0 +1,314 @@
+/*
+ * core_bench.c — how fast is the pure scheduling core (src/scheduler)?
+ *
+ * Builds synthetic passes with 100 shares on one environment of 1,000
+ * instances (NUM_INSTANCES 1000, two instance types of 600 each) and times
+ * fs_schedule() on them, for each policy (100 FIFO queues; one fair-share
+ * queue of 100 share identifiers; one quota-share queue of 100 quota shares
+ * of 10 instances, LEND_AND_BORROW) and each size of what is loaded:
+ *
+ *	 head	100 shares x a head of 64 jobs = 6,400: what the SQL wrapper loads
+ *	 10k, 100k, 1M loaded jobs, for comparison (the wrapper never loads these)
+ *
+ * and two states of the environment:
+ *
+ *	 fill	  nothing runs: the pass fills all 1,000 instances
+ *	 steady	  950 instances are held by running jobs, as after some finished
+ *
+ * Each line prints the median pass time, the placements, and two rates:
+ * "outcomes/s" counts one outcome per loaded job (a decision or a wait
+ * reason: every loaded job gets one), "decisions/s" the decisions alone.
+ * Wait reasons are collected, as the wrapper does for explain().
+ *
+ * Usage: core_bench [max-loaded]   (default 1000000)
+ * Not part of the test suite: numbers depend on the machine.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "scheduler/scheduler.h"
+
+#define N_SHARES	100
+#define CAPACITY	1000
+
+static uint64_t rng = 88172645463325252ULL;
+
+static uint32_t
+rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t) rng;
+}
+
+static void *
+bench_alloc(void *ctx, size_t size)
+{
+	void	   *p = malloc(size);
+
+	(void) ctx;
+	if (p == NULL)
+	{
+		fprintf(stderr, "out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+static void
+bench_free(void *ctx, void *p)
+{
+	(void) ctx;
+	free(p);
+}
+
+static double
+seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+typedef struct Bench
+{
+	FsInput		in;
+	FsEnvironment env;
+	FsLimit		env_limits[3];
+	FsQueue    *queues;
+	FsShare    *shares;
+	FsLimit    *share_limits;
+	FsRunnableJob *jobs;
+	FsRunningJob *running;
+	int			types[2][2];	/* the two preference orders */
+	int			env_index;
+	const char *type_names[2];
+	char		(*names)[16];
+} Bench;
+
+static void
+build(Bench *b, FsPolicyKind policy, int loaded, bool steady)
+{
+	int			per_share = loaded / N_SHARES;
+	int			i,
+				s,
+				n_running = 0;
+	int64_t		held = 0;
+	FsTime		now = FS_SECONDS(1000000);
+
+	memset(b, 0, sizeof(*b));
+	b->type_names[0] = "ml.p4d.24xlarge";
+	b->type_names[1] = "ml.p5.48xlarge";
+	b->types[0][0] = 0;
+	b->types[0][1] = 1;
+	b->types[1][0] = 1;
+	b->types[1][1] = 0;
+	b->env_limits[0].unit = FS_UNIT_NUM_INSTANCES;
+	b->env_limits[0].max_capacity = CAPACITY;
+	b->env_limits[1].unit = 0;
+	b->env_limits[1].max_capacity = 600;
+	b->env_limits[2].unit = 1;
+	b->env_limits[2].max_capacity = 600;
+	b->env.name = "BenchEnv";
+	b->env.enabled = true;
+	b->env.n_limits = 3;
+	b->env.limits = b->env_limits;
+
+	b->names = calloc(N_SHARES, sizeof(*b->names));
+	b->queues = calloc(N_SHARES, sizeof(FsQueue));
+	b->shares = calloc(N_SHARES, sizeof(FsShare));
+	b->share_limits = calloc(N_SHARES, sizeof(FsLimit));
+	b->jobs = calloc((size_t) loaded + 1, sizeof(FsRunnableJob));
+	b->running = calloc(CAPACITY, sizeof(FsRunningJob));
+
+	for (s = 0; s < N_SHARES; s++)
+	{
+		FsQueue    *q = &b->queues[policy == FS_POLICY_FIFO ? s : 0];
+		FsShare    *sh = &b->shares[s];
+
+		snprintf(b->names[s], sizeof(b->names[s]), "share%03d", s);
+		if (policy == FS_POLICY_FIFO || s == 0)
+		{
+			q->name = b->names[s];
+			q->priority = policy == FS_POLICY_FIFO ? (int) (rnd() % 4) : 1;
+			q->policy = policy;
+			q->n_environments = 1;
+			q->environments = &b->env_index;
+			q->share_decay = FS_SECONDS(3600);
+			q->idle_assignment = FS_IDLE_FAIR;
+		}
+		sh->name = b->names[s];
+		sh->queue = policy == FS_POLICY_FIFO ? s : 0;
+		sh->weight = 1 + rnd() % 5;
+		sh->usage = (double) (rnd() % 50);
+		sh->usage_at = now - FS_SECONDS(60);
+		b->share_limits[s].unit = FS_UNIT_NUM_INSTANCES;
+		b->share_limits[s].max_capacity = CAPACITY / N_SHARES;
+		if (policy == FS_POLICY_QUOTA_SHARE)
+		{
+			sh->n_limits = 1;
+			sh->limits = &b->share_limits[s];
+			sh->strategy = FS_STRATEGY_LEND_AND_BORROW;
+			sh->borrow_limit = -1;
+			sh->in_share_preemption = true;
+		}
+		sh->runnable = &b->jobs[s * per_share];
+		sh->n_runnable = per_share;
+		sh->more_runnable = false;	/* what is loaded is all there is */
+		for (i = 0; i < per_share; i++)
+		{
+			FsRunnableJob *j = &b->jobs[s * per_share + i];
+
+			j->job_id = (int64_t) s * per_share + i + 1;
+			j->priority = policy == FS_POLICY_FIFO ? 0 : (int) (per_share - i) / 16;
+			j->runnable_at = now - FS_SECONDS(per_share - i);
+			j->instance_count = 1 + (int) (rnd() % 8);
+			j->n_instance_types = 2;
+			j->instance_types = b->types[rnd() % 2];
+		}
+	}
+	if (steady)
+	{
+		while (held < CAPACITY * 95 / 100)
+		{
+			FsRunningJob *r = &b->running[n_running];
+			int			count = 1 + (int) (rnd() % 8);
+
+			if (held + count > CAPACITY * 95 / 100)
+				count = (int) (CAPACITY * 95 / 100 - held);
+			r->job_id = 10000000 + n_running;
+			r->share = (int) (rnd() % N_SHARES);
+			r->environment = 0;
+			r->instance_type = n_running % 2;
+			r->instance_count = count;
+			r->priority = (int) (rnd() % 4);
+			r->started_at = now - FS_SECONDS(rnd() % 7200);
+			held += count;
+			n_running++;
+		}
+	}
+
+	b->in.now = now;
+	b->in.preemption_min_runtime = FS_SECONDS(300);
+	b->in.starvation_wait = FS_SECONDS(3600);
+	b->in.collect_wait_reasons = true;
+	b->in.n_instance_types = 2;
+	b->in.instance_type_names = b->type_names;
+	b->in.n_environments = 1;
+	b->in.environments = &b->env;
+	b->in.n_queues = policy == FS_POLICY_FIFO ? N_SHARES : 1;
+	b->in.queues = b->queues;
+	b->in.n_shares = N_SHARES;
+	b->in.shares = b->shares;
+	b->in.n_running = n_running;
+	b->in.running = b->running;
+}
+
+static void
+release(Bench *b)
+{
+	free(b->names);
+	free(b->queues);
+	free(b->shares);
+	free(b->share_limits);
+	free(b->jobs);
+	free(b->running);
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+measure(FsPolicyKind policy, const char *policy_name, int loaded, const char *label, bool steady)
+{
+	FsAllocator alloc = {bench_alloc, bench_free, NULL};
+	Bench		b;
+	double		times[64];
+	int			runs = 0;
+	double		spent = 0;
+	FsResult   *r = NULL;
+	int			placed = 0,
+				i;
+	double		t;
+	char		message[200];
+
+	build(&b, policy, loaded, steady);
+	if (!fs_check_input(&b.in, message, sizeof(message)))
+	{
+		fprintf(stderr, "bad bench input: %s\n", message);
+		exit(1);
+	}
+	while (runs < 64 && (runs < 3 || spent < 1.0))
+	{
+		double		start = seconds();
+
+		if (r)
+			fs_result_free(r, &alloc);
+		r = fs_schedule(&b.in, &alloc);
+		times[runs] = seconds() - start;
+		spent += times[runs];
+		runs++;
+	}
+	qsort(times, (size_t) runs, sizeof(double), cmp_double);
+	t = times[runs / 2];
+	for (i = 0; i < r->n_decisions; i++)
+		if (r->decisions[i].kind == FS_DECISION_PLACE)
+			placed++;
+	printf("%-12s %-7s %9d %-7s %10.3f %7d %12.0f %12.0f\n", policy_name, label, loaded,
+		   steady ? "steady" : "fill", t * 1000.0, placed,
+		   (r->n_decisions + r->n_wait_reasons) / t, r->n_decisions / t);
+	fflush(stdout);
+	fs_result_free(r, &alloc);
+	release(&b);
+}
+
+int
+main(int argc, char **argv)
+{
+	int			max_loaded = argc > 1 ? atoi(argv[1]) : 1000000;
+	static const struct
+	{
+		FsPolicyKind policy;
+		const char *name;
+	}			policies[] = {
+		{FS_POLICY_FAIR_SHARE, "FAIR_SHARE"},
+		{FS_POLICY_QUOTA_SHARE, "QUOTA_SHARE"},
+		{FS_POLICY_FIFO, "FIFO"},
+	};
+	static const struct
+	{
+		int			loaded;
+		const char *label;
+	}			sizes[] = {
+		{N_SHARES * 64, "head64"},
+		{10000, "10k"},
+		{100000, "100k"},
+		{1000000, "1M"},
+	};
+	int			p,
+				s,
+				steady;
+
+	printf("fs_schedule(): %d shares, %d instances, wait reasons on; median of >= 3 runs\n",
+		   N_SHARES, CAPACITY);
+	printf("%-12s %-7s %9s %-7s %10s %7s %12s %12s\n", "policy", "size", "loaded", "state",
+		   "pass ms", "placed", "outcomes/s", "decisions/s");
+	for (p = 0; p < 3; p++)
+		for (s = 0; s < 4; s++)
+			for (steady = 0; steady < 2; steady++)
+				if (sizes[s].loaded <= max_loaded)
+					measure(policies[p].policy, policies[p].name, sizes[s].loaded, sizes[s].label,
+							steady == 1);
+	return 0;
+}

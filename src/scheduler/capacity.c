@@ -1,0 +1,735 @@
+/*-------------------------------------------------------------------------
+ *
+ * capacity.c
+ *		Capacity accounting: does a job fit on an (environment, instance
+ *		type) pair, and what changes when it is placed or room is held.
+ *
+ * Design 2.1: a placement must fit every limit of the environment that
+ * applies to it -- NUM_INSTANCES if there is one, and its instance type's if
+ * there is one; a type with neither cannot be placed there.  Running,
+ * starting, scheduled and stopping jobs all occupy capacity.  On top of
+ * that come the holds of nominated jobs (2.2a, 2.6), the quota share's own
+ * limits and the room kept for RESERVE shares (2.6), and the compute
+ * reservation of fair-share queues (2.5).  Every placement of the pass goes
+ * through fs_pair_fits() and fs_place(), so these rules live in one place.
+ *
+ * Never include a PostgreSQL header here.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/*
+ * When a job fits nowhere, the reason shown is the failure with the lowest
+ * rank, and among those the first pair in fallback order: a pair that
+ * could take the job now if capacity freed up says more than a pair in
+ * back-off, which says more than a disabled environment.
+ */
+#define FS_RANK_DYNAMIC		0
+#define FS_RANK_BACKOFF		1
+#define FS_RANK_DISABLED	2
+#define FS_RANK_STATIC		3
+#define FS_RANK_NONE		4
+
+int64_t *
+fs_env_unit(FsPass *pass, int64_t *array, int env, int unit_index)
+{
+	return &array[(size_t) env * pass->n_units + unit_index];
+}
+
+void
+fs_init_rules(FsRules *rules)
+{
+	memset(rules, 0, sizeof(*rules));
+	rules->right = FS_RIGHT_NONE;
+	rules->own_nominee = -1;
+}
+
+static bool
+type_in_range(FsPass *pass, int type)
+{
+	return type >= 0 && type < pass->in->n_instance_types;
+}
+
+static bool
+share_is_quota(FsPass *pass, int share)
+{
+	return share >= 0 && pass->shares[share].limit != NULL;
+}
+
+/* ---------- quota shares ---------- */
+
+/*
+ * The most share may hold of a unit under a right: its limit L for the
+ * guarantee; for "the most it may hold" L too, except that a
+ * LEND_AND_BORROW share may grow to L * (1 + borrow_limit/100), or without
+ * bound when borrow_limit is -1.  FS_NO_LIMIT when the share has no limit
+ * of that unit.
+ */
+int64_t
+fs_quota_cap(FsPass *pass, int share, int unit_index, FsQuotaRight right)
+{
+	const FsShare *s = &pass->in->shares[share];
+	int64_t		limit = pass->shares[share].limit[unit_index];
+
+	if (limit == FS_NO_LIMIT)
+		return FS_NO_LIMIT;
+	if (right == FS_RIGHT_MOST && s->strategy == FS_STRATEGY_LEND_AND_BORROW)
+	{
+		if (s->borrow_limit < 0)
+			return FS_UNLIMITED;
+		return limit + (limit * (int64_t) s->borrow_limit) / 100;
+	}
+	return limit;
+}
+
+/*
+ * How many more instances of `type' the share may take under `right':
+ * the smallest (cap - held - nominated) over its limits that apply (its
+ * NUM_INSTANCES limit and its limit of that type).  own_nominee's instances
+ * are not counted: that is the job asking.  Victims chosen in this pass
+ * still count until the next pass, so a reclaim cannot turn a share's
+ * lower-priority job into a guaranteed one after its higher-priority jobs
+ * were found to be borrowers (victim searches use held alone).  A share
+ * with no limit that applies has no guarantee for the type; it may take it
+ * only by borrowing without bound.  *unit gets the binding unit.
+ */
+int64_t
+fs_quota_room(FsPass *pass, int share, int type, FsQuotaRight right,
+			  int own_nominee, int *unit)
+{
+	FsShareState *ss = &pass->shares[share];
+	const FsShare *s = &pass->in->shares[share];
+	int64_t		room = FS_UNLIMITED;
+	bool		any = false;
+	int			u;
+	int			own_count = 0;
+
+	if (own_nominee >= 0 && pass->nominees[own_nominee].active &&
+		pass->jobs[pass->nominees[own_nominee].job].share == share)
+		own_count = pass->nominees[own_nominee].count;
+
+	*unit = FS_UNIT_NUM_INSTANCES;
+	for (u = 0; u < 2; u++)
+	{
+		int			ui = (u == 0) ? 0 : FS_UNIT_INDEX(type);
+		int64_t		cap;
+		int64_t		r;
+		int64_t		own_here = own_count;
+
+		if (u == 1 && !type_in_range(pass, type))
+			continue;
+		cap = fs_quota_cap(pass, share, ui, right);
+		if (cap == FS_NO_LIMIT)
+			continue;
+		any = true;
+		if (cap == FS_UNLIMITED)
+			continue;
+		/* own nominee counted in the type unit only if it is of this type */
+		if (u == 1 && own_nominee >= 0 && pass->nominees[own_nominee].instance_type != type)
+			own_here = 0;
+		r = cap - ss->held[ui] - ss->stopped_now[ui] - ss->nominated[ui] + own_here;
+		if (r < room)
+		{
+			room = r;
+			*unit = (u == 0) ? FS_UNIT_NUM_INSTANCES : type;
+		}
+	}
+	if (!any)
+	{
+		if (right == FS_RIGHT_MOST && s->strategy == FS_STRATEGY_LEND_AND_BORROW &&
+			s->borrow_limit < 0)
+			return FS_UNLIMITED;
+		return 0;
+	}
+	return room;
+}
+
+bool
+fs_quota_guaranteed(FsPass *pass, int share, int type, int count)
+{
+	int			unit;
+
+	return fs_quota_room(pass, share, type, FS_RIGHT_GUARANTEE, -1, &unit) >= count;
+}
+
+/* Instances the share holds beyond its own limits (for FAIR idle assignment). */
+int64_t
+fs_quota_borrowed(FsPass *pass, int share)
+{
+	FsShareState *ss = &pass->shares[share];
+	int64_t		borrowed = 0;
+	int			u;
+
+	if (ss->limit[0] != FS_NO_LIMIT)
+	{
+		borrowed = ss->held[0] + ss->nominated[0] - ss->limit[0];
+		return borrowed > 0 ? borrowed : 0;
+	}
+	for (u = 1; u < pass->n_units; u++)
+	{
+		int64_t		over = ss->held[u] + ss->nominated[u];
+
+		if (ss->limit[u] != FS_NO_LIMIT)
+			over -= ss->limit[u];
+		if (over > 0)
+			borrowed += over;
+	}
+	return borrowed;
+}
+
+/*
+ * Change a quota share's held, stopping and nominated instances of `type'
+ * (in the NUM_INSTANCES unit and the type's own), keeping its queue's count
+ * of unused RESERVE room up to date.
+ */
+void
+fs_quota_add(FsPass *pass, int share, int type, int64_t held,
+			 int64_t stopping, int64_t nominated)
+{
+	FsShareState *ss;
+	const FsShare *s;
+	int			u;
+
+	if (!share_is_quota(pass, share))
+		return;
+	ss = &pass->shares[share];
+	s = &pass->in->shares[share];
+	for (u = 0; u < 2; u++)
+	{
+		int			ui = (u == 0) ? 0 : FS_UNIT_INDEX(type);
+		int64_t		before;
+		int64_t		after;
+
+		if (u == 1 && !type_in_range(pass, type))
+			continue;
+		before = ss->limit[ui] - ss->held[ui] - ss->nominated[ui];
+		ss->held[ui] += held;
+		ss->stopping[ui] += stopping;
+		ss->nominated[ui] += nominated;
+		after = ss->limit[ui] - ss->held[ui] - ss->nominated[ui];
+		if (s->strategy == FS_STRATEGY_RESERVE && ss->limit[ui] != FS_NO_LIMIT)
+		{
+			int64_t    *unused = &pass->queues[s->queue].reserve_unused[ui];
+			int64_t		change = (after > 0 ? after : 0) - (before > 0 ? before : 0);
+
+			*unused += change;
+			if (change < 0)
+				pass->reserve_shrunk++;
+		}
+	}
+}
+
+/*
+ * Take the room kept for the queue's RESERVE shares as it is now, for a
+ * round of steps 2 and 3.  Within a round room must only shrink, or a job
+ * could find room that an earlier job of its share was refused; a RESERVE
+ * share's own placements shrink what is kept for it, and the next round
+ * (quota_share.c) takes that up.
+ */
+void
+fs_keep_reserve(FsPass *pass, int queue)
+{
+	FsQueueState *qs = &pass->queues[queue];
+	int			i,
+				u;
+
+	memcpy(qs->reserve_kept, qs->reserve_unused, sizeof(int64_t) * (size_t) pass->n_units);
+	for (i = 0; i < qs->n_shares; i++)
+	{
+		FsShareState *ss = &pass->shares[qs->shares[i]];
+
+		if (pass->in->shares[qs->shares[i]].strategy != FS_STRATEGY_RESERVE)
+			continue;
+		for (u = 0; u < pass->n_units; u++)
+		{
+			int64_t		unused = ss->limit[u] - ss->held[u] - ss->nominated[u];
+
+			ss->unused_kept[u] = (ss->limit[u] != FS_NO_LIMIT && unused > 0) ? unused : 0;
+		}
+	}
+}
+
+/* ---------- environments ---------- */
+
+/* limit - occupied - held of one environment unit, not counting own_nominee's hold */
+static int64_t
+raw_room(FsPass *pass, int env, int unit_index, int own_nominee)
+{
+	int64_t		max = *fs_env_unit(pass, pass->env_max, env, unit_index);
+	int64_t		room;
+
+	if (max == FS_NO_LIMIT)
+		return FS_UNLIMITED;
+	room = max - *fs_env_unit(pass, pass->env_occupied, env, unit_index)
+		- *fs_env_unit(pass, pass->env_held, env, unit_index);
+	if (own_nominee >= 0)
+	{
+		FsNominee  *n = &pass->nominees[own_nominee];
+
+		if (n->hold_applied && n->environment == env)
+		{
+			if (unit_index == 0)
+				room += n->hold_num;
+			else if (unit_index == FS_UNIT_INDEX(n->instance_type))
+				room += n->hold_type;
+		}
+	}
+	return room;
+}
+
+/* Instances of env's total not occupied nor held for others than own_nominee. */
+static int64_t
+raw_room_of_total(FsPass *pass, int env, int own_nominee)
+{
+	int64_t		room = pass->env_total[env] - *fs_env_unit(pass, pass->env_occupied, env, 0)
+		- *fs_env_unit(pass, pass->env_held, env, 0);
+
+	if (own_nominee >= 0 && pass->nominees[own_nominee].hold_applied &&
+		pass->nominees[own_nominee].environment == env)
+		room += pass->nominees[own_nominee].hold_num;
+	return room;
+}
+
+/*
+ * Unused room of one environment unit for a job of `share' under `rules':
+ * limit - occupied - held for nominees (but not the asking nominee's own
+ * hold).  In a quota-share queue the unused limits of its RESERVE shares
+ * (other than the job's own) are kept too: whatever the job takes must
+ * leave that much unused across the queue's environments together.
+ * Negative when over-committed (a lowered limit); FS_UNLIMITED when the
+ * environment has no limit of that unit.
+ */
+int64_t
+fs_env_room(FsPass *pass, int env, int unit_index, int share, const FsRules *rules)
+{
+	int64_t		room = raw_room(pass, env, unit_index, rules->own_nominee);
+
+	if (room == FS_UNLIMITED)
+		return room;
+	if (rules->respect_reserve && share_is_quota(pass, share))
+	{
+		FsShareState *ss = &pass->shares[share];
+		const FsShare *s = &pass->in->shares[share];
+		const FsQueue *q = &pass->in->queues[s->queue];
+		int64_t		reserved = pass->queues[s->queue].reserve_kept[unit_index];
+
+		if (s->strategy == FS_STRATEGY_RESERVE)
+			reserved -= ss->unused_kept[unit_index];
+		if (reserved > 0)
+		{
+			int64_t		total = 0;
+			int			i;
+
+			for (i = 0; i < q->n_environments; i++)
+			{
+				int64_t		r = raw_room(pass, q->environments[i], unit_index, rules->own_nominee);
+
+				if (r == FS_UNLIMITED)
+					continue;	/* no limit of the unit: nothing kept there */
+				if (r > 0)
+					total += r;
+			}
+			if (total - reserved < room)
+				room = total - reserved;
+		}
+	}
+	return room;
+}
+
+/* Hold a nominee's room: from now on nobody else can use it. */
+void
+fs_hold(FsPass *pass, int nominee)
+{
+	FsNominee  *n = &pass->nominees[nominee];
+
+	if (n->hold_applied)
+		return;
+	*fs_env_unit(pass, pass->env_held, n->environment, 0) += n->hold_num;
+	if (type_in_range(pass, n->instance_type))
+		*fs_env_unit(pass, pass->env_held, n->environment,
+					 FS_UNIT_INDEX(n->instance_type)) += n->hold_type;
+	n->hold_applied = true;
+}
+
+void
+fs_unhold(FsPass *pass, int nominee)
+{
+	FsNominee  *n = &pass->nominees[nominee];
+
+	if (!n->hold_applied)
+		return;
+	*fs_env_unit(pass, pass->env_held, n->environment, 0) -= n->hold_num;
+	if (type_in_range(pass, n->instance_type))
+		*fs_env_unit(pass, pass->env_held, n->environment,
+					 FS_UNIT_INDEX(n->instance_type)) -= n->hold_type;
+	n->hold_applied = false;
+}
+
+/* ---------- pairs ---------- */
+
+static void
+set_fit(FsFit *fit, FsWaitKind kind, int rank, int env, int type)
+{
+	memset(fit, 0, sizeof(*fit));
+	fit->kind = kind;
+	fit->rank = rank;
+	fit->environment = env;
+	fit->instance_type = type;
+	fit->unit = FS_UNIT_NUM_INSTANCES;
+}
+
+/* May the job use this pair at all right now: environment enabled, no back-off? */
+bool
+fs_pair_usable(FsPass *pass, int job, int env, int type, FsFit *fit)
+{
+	const FsRunnableJob *j = pass->jobs[job].job;
+	int			i;
+
+	if (!pass->in->environments[env].enabled)
+	{
+		set_fit(fit, FS_WAIT_ENVIRONMENT_DISABLED, FS_RANK_DISABLED, env, type);
+		return false;
+	}
+	for (i = 0; i < j->n_backoffs; i++)
+	{
+		const FsBackoff *b = &j->backoffs[i];
+
+		if (b->environment == env && b->instance_type == type && b->until > pass->in->now)
+		{
+			set_fit(fit, FS_WAIT_BACKOFF, FS_RANK_BACKOFF, env, type);
+			fit->backoff_until = b->until;
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Could `count' instances of `type' ever be placed on env for a job of
+ * `share', whatever else runs?  Environment: some limit must apply and each
+ * one that applies must be big enough.  Quota share: the most it may hold
+ * must be big enough.  *why says which failed; *largest is raised to what
+ * this pair allows at most (for the MISCONFIGURATION message).
+ */
+bool
+fs_pair_static_fit(FsPass *pass, int share, int env, int type, int count,
+				   FsMisconfiguration *why, int64_t *largest)
+{
+	int64_t		max_num = *fs_env_unit(pass, pass->env_max, env, 0);
+	int64_t		max_type = type_in_range(pass, type) ?
+		*fs_env_unit(pass, pass->env_max, env, FS_UNIT_INDEX(type)) : FS_NO_LIMIT;
+	int64_t		allows = FS_UNLIMITED;
+
+	if (max_num == FS_NO_LIMIT && max_type == FS_NO_LIMIT)
+	{
+		*why = FS_MISCONFIG_ENVIRONMENT_MAX;
+		return false;
+	}
+	if (max_num != FS_NO_LIMIT && max_num < allows)
+		allows = max_num;
+	if (max_type != FS_NO_LIMIT && max_type < allows)
+		allows = max_type;
+	if (allows < count)
+	{
+		if (allows > *largest)
+			*largest = allows;
+		*why = FS_MISCONFIG_ENVIRONMENT_MAX;
+		return false;
+	}
+	if (share_is_quota(pass, share))
+	{
+		const FsShare *s = &pass->in->shares[share];
+		int64_t		cap = FS_UNLIMITED;
+		bool		any = false;
+		int			u;
+
+		for (u = 0; u < 2; u++)
+		{
+			int			ui = (u == 0) ? 0 : FS_UNIT_INDEX(type);
+			int64_t		c;
+
+			if (u == 1 && !type_in_range(pass, type))
+				continue;
+			c = fs_quota_cap(pass, share, ui, FS_RIGHT_MOST);
+			if (c == FS_NO_LIMIT)
+				continue;
+			any = true;
+			if (c < cap)
+				cap = c;
+		}
+		if (!any && !(s->strategy == FS_STRATEGY_LEND_AND_BORROW && s->borrow_limit < 0))
+			cap = 0;
+		if (cap < allows)
+			allows = cap;
+		if (cap < count)
+		{
+			if (allows > *largest)
+				*largest = allows;
+			if (*why != FS_MISCONFIG_QUOTA_SHARE_MAX)
+				*why = FS_MISCONFIG_QUOTA_SHARE_MAX;
+			return false;
+		}
+	}
+	if (allows > *largest)
+		*largest = allows;
+	return true;
+}
+
+/*
+ * Could the job ever fit on its queue's e-th environment with its t-th
+ * instance type?  The answer does not change within a pass, and every
+ * attempt to place asks it for every pair, so it is worked out once per
+ * job (as a bit mask when there are at most 64 pairs).
+ */
+bool
+fs_job_could_fit(FsPass *pass, int job, int e, int t)
+{
+	FsJobState *js = &pass->jobs[job];
+	const FsQueue *queue = &pass->in->queues[pass->in->shares[js->share].queue];
+	int			n_types = js->job->n_instance_types;
+	FsMisconfiguration why = FS_MISCONFIG_NONE;
+	int64_t		largest = 0;
+
+	if (queue->n_environments * n_types > 64)
+		return fs_pair_static_fit(pass, js->share, queue->environments[e],
+								  js->job->instance_types[t], js->job->instance_count,
+								  &why, &largest);
+	if (!js->could_fit_known)
+	{
+		int			i,
+					k;
+
+		js->could_fit = 0;
+		for (i = 0; i < queue->n_environments; i++)
+			for (k = 0; k < n_types; k++)
+				if (fs_pair_static_fit(pass, js->share, queue->environments[i],
+									   js->job->instance_types[k], js->job->instance_count,
+									   &why, &largest))
+					js->could_fit |= UINT64_C(1) << (i * n_types + k);
+		js->could_fit_known = true;
+	}
+	return (js->could_fit >> (e * n_types + t)) & 1;
+}
+
+/* The nominee holding the most of (env, unit), for "held for job N". */
+static int64_t
+holder_of(FsPass *pass, int env, int unit_index, int own_nominee)
+{
+	int64_t		best_job = 0;
+	int64_t		best = 0;
+	int			i;
+
+	for (i = 0; i < pass->n_nominees; i++)
+	{
+		FsNominee  *n = &pass->nominees[i];
+		int64_t		h;
+
+		if (!n->active || !n->hold_applied || n->environment != env || i == own_nominee)
+			continue;
+		if (unit_index == 0)
+			h = n->hold_num;
+		else if (unit_index == FS_UNIT_INDEX(n->instance_type))
+			h = n->hold_type;
+		else
+			continue;
+		if (h > best)
+		{
+			best = h;
+			best_job = pass->jobs[n->job].job->job_id;
+		}
+	}
+	return best_job;
+}
+
+/*
+ * Does the job fit on (env, type) now, under `rules'?  The pair must be
+ * usable and could-ever-fit (callers check that first).  On failure `fit'
+ * says which limit blocks it and by how much.
+ */
+bool
+fs_pair_fits(FsPass *pass, int job, int env, int type, const FsRules *rules, FsFit *fit)
+{
+	FsJobState *js = &pass->jobs[job];
+	int			count = js->job->instance_count;
+	int			share = js->share;
+	int			u;
+
+	/* the quota share's own limits first: they say most about why it waits */
+	if (rules->right != FS_RIGHT_NONE && share_is_quota(pass, share))
+	{
+		int			unit;
+		int64_t		room = fs_quota_room(pass, share, type, rules->right,
+										 rules->own_nominee, &unit);
+
+		if (room < count)
+		{
+			FsShareState *ss = &pass->shares[share];
+			int			ui = FS_UNIT_INDEX(unit);
+			int64_t		cap = ss->limit[ui] == FS_NO_LIMIT ? 0 :
+				fs_quota_cap(pass, share, ui, rules->right);
+
+			set_fit(fit, FS_WAIT_SHARE_LIMIT, FS_RANK_DYNAMIC, env, type);
+			fit->share_level = true;
+			fit->unit = unit;
+			fit->limit = cap;
+			fit->in_use = ss->held[ui];
+			fit->held = ss->nominated[ui];
+			return false;
+		}
+	}
+
+	/* the environment's limits: the type's own first, it is the more specific */
+	for (u = 1; u >= 0; u--)
+	{
+		int			ui = (u == 0) ? 0 : FS_UNIT_INDEX(type);
+		int64_t		max;
+		int64_t		occupied;
+		int64_t		held;
+		int64_t		room;
+		int64_t		unreserved;
+
+		if (u == 1 && !type_in_range(pass, type))
+			continue;
+		max = *fs_env_unit(pass, pass->env_max, env, ui);
+		if (max == FS_NO_LIMIT)
+			continue;
+		occupied = *fs_env_unit(pass, pass->env_occupied, env, ui);
+		{
+			FsRules		plain = *rules;
+
+			plain.respect_reserve = false;
+			unreserved = fs_env_room(pass, env, ui, share, &plain);
+			room = fs_env_room(pass, env, ui, share, rules);
+		}
+		held = max - occupied - unreserved;
+		if (room >= count)
+			continue;
+		set_fit(fit, occupied + count > max ? FS_WAIT_CAPACITY :
+				unreserved < count ? FS_WAIT_HELD : FS_WAIT_RESERVED,
+				FS_RANK_DYNAMIC, env, type);
+		fit->unit = (u == 0) ? FS_UNIT_NUM_INSTANCES : type;
+		fit->limit = max;
+		fit->in_use = occupied;
+		fit->held = held;
+		fit->reserved = unreserved - room;
+		if (held > 0)
+			fit->held_for_job_id = holder_of(pass, env, ui, rules->own_nominee);
+		return false;
+	}
+
+	/* fair share: the compute reservation, kept for shares not yet active */
+	if (rules->respect_compute_reservation)
+	{
+		int64_t		reserved = pass->queues[pass->in->shares[share].queue].fair_reserved[env];
+
+		if (reserved > 0)
+		{
+			int64_t		occupied = *fs_env_unit(pass, pass->env_occupied, env, 0);
+			int64_t		free_instances = raw_room_of_total(pass, env, rules->own_nominee);
+			int64_t		held = pass->env_total[env] - occupied - free_instances;
+
+			if (free_instances - count < reserved)
+			{
+				set_fit(fit, FS_WAIT_RESERVED, FS_RANK_DYNAMIC, env, type);
+				fit->limit = pass->env_total[env];
+				fit->in_use = occupied;
+				fit->held = held;
+				fit->reserved = reserved;
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/*
+ * Place the job on the first pair, in the queue's environment order then
+ * the job's instance type order, where it fits (design 2.2).  Returns false
+ * with the most telling failure in `fit' when it fits nowhere.
+ */
+bool
+fs_try_place(FsPass *pass, int job, const FsRules *rules, FsFit *fit)
+{
+	FsJobState *js = &pass->jobs[job];
+	const FsQueue *queue = &pass->in->queues[pass->in->shares[js->share].queue];
+	FsFit		attempt;
+	int			e,
+				t;
+
+	set_fit(fit, FS_WAIT_MISCONFIGURED, FS_RANK_NONE, -1, -1);
+	for (e = 0; e < queue->n_environments; e++)
+	{
+		int			env = queue->environments[e];
+
+		for (t = 0; t < js->job->n_instance_types; t++)
+		{
+			int			type = js->job->instance_types[t];
+
+			if (!fs_job_could_fit(pass, job, e, t))
+			{
+				if (fit->rank > FS_RANK_STATIC)
+					set_fit(fit, FS_WAIT_MISCONFIGURED, FS_RANK_STATIC, env, type);
+				continue;
+			}
+			if (!fs_pair_usable(pass, job, env, type, &attempt))
+			{
+				if (attempt.rank < fit->rank)
+					*fit = attempt;
+				continue;
+			}
+			if (fs_pair_fits(pass, job, env, type, rules, &attempt))
+			{
+				fs_place(pass, job, env, type);
+				return true;
+			}
+			if (attempt.rank < fit->rank)
+				*fit = attempt;
+		}
+	}
+	return false;
+}
+
+/*
+ * Place the job: it occupies the pair from now on, counts towards its
+ * share at once (fair-share usage, quota holdings), and gives up the room
+ * held for it, if any.
+ */
+void
+fs_place(FsPass *pass, int job, int env, int type)
+{
+	FsJobState *js = &pass->jobs[job];
+	FsShareState *ss = &pass->shares[js->share];
+	int			count = js->job->instance_count;
+	FsDecision *d;
+
+	if (js->nominee >= 0)
+	{
+		FsNominee  *n = &pass->nominees[js->nominee];
+
+		fs_unhold(pass, js->nominee);
+		fs_quota_add(pass, js->share, n->instance_type, 0, 0, -n->count);
+		n->active = false;
+	}
+	*fs_env_unit(pass, pass->env_occupied, env, 0) += count;
+	if (type_in_range(pass, type))
+		*fs_env_unit(pass, pass->env_occupied, env, FS_UNIT_INDEX(type)) += count;
+	pass->env_placements[env]++;
+	ss->held_instances += count;
+	ss->usage += count;
+	ss->placed++;
+	fs_quota_add(pass, js->share, type, count, 0, 0);
+
+	js->status = FS_JOB_PLACED;
+	while (ss->head < ss->first_job + ss->n_jobs &&
+		   (pass->jobs[ss->head].status == FS_JOB_PLACED ||
+			pass->jobs[ss->head].status == FS_JOB_MISCONFIGURED))
+		ss->head++;
+
+	d = fs_add_decision(pass, FS_DECISION_PLACE, job);
+	d->environment = env;
+	d->instance_type = type;
+	pass->result->stats.placed++;
+}

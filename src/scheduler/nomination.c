@@ -1,0 +1,478 @@
+/*-------------------------------------------------------------------------
+ *
+ * nomination.c
+ *		Nominations: capacity held for one job (design 2.2a, 2.6).
+ *
+ * A job is nominated on an (environment, instance type) either because
+ * running jobs were preempted to make room for it (PREEMPTION, made in
+ * preemption.c) or because it starved past starvation_wait while smaller
+ * jobs went past it (STARVATION, made here).  The wrapper stores the
+ * nomination with the job and passes it back; each pass keeps or drops it
+ * (fs_take_nominations), holds its room, and places the job when the room
+ * is there (fs_place_nominated_jobs, fs_serve_starver).
+ *
+ * A nominee holds, per unit, its instance count minus the instances of its
+ * victims still stopping: those occupy the environment until they stop,
+ * and then the room they leave is held instead.  Nothing else can take
+ * held room, so a job that preemptions were made for fits once its victims
+ * have stopped.
+ *
+ * Never include a PostgreSQL header here.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <string.h>
+
+#include "internal.h"
+
+int
+fs_add_nominee(FsPass *pass, int job, FsNominationKind kind, int env, int type, FsTime since)
+{
+	FsNominee  *n;
+
+	if (pass->n_nominees == pass->max_nominees)
+	{
+		int			grown = pass->max_nominees * 2 + 16;
+		FsNominee  *bigger = fs_arena_alloc(&pass->arena, sizeof(FsNominee) * (size_t) grown);
+
+		if (pass->n_nominees > 0)
+			memcpy(bigger, pass->nominees, sizeof(FsNominee) * (size_t) pass->n_nominees);
+		pass->nominees = bigger;
+		pass->max_nominees = grown;
+	}
+	n = &pass->nominees[pass->n_nominees];
+	memset(n, 0, sizeof(*n));
+	n->job = job;
+	n->kind = kind;
+	n->environment = env;
+	n->instance_type = type;
+	n->count = pass->jobs[job].job->instance_count;
+	n->since = since;
+	n->active = true;
+	pass->jobs[job].nominee = pass->n_nominees;
+	return pass->n_nominees++;
+}
+
+/* Is the job the first of its share not yet placed (or misconfigured)? */
+bool
+fs_job_is_head(FsPass *pass, int job)
+{
+	FsShareState *ss = &pass->shares[pass->jobs[job].share];
+
+	while (ss->head < ss->first_job + ss->n_jobs &&
+		   (pass->jobs[ss->head].status == FS_JOB_PLACED ||
+			pass->jobs[ss->head].status == FS_JOB_MISCONFIGURED))
+		ss->head++;
+	return ss->head == job;
+}
+
+static int64_t
+placements_in_queue_envs(FsPass *pass, int queue)
+{
+	const FsQueue *q = &pass->in->queues[queue];
+	int64_t		n = 0;
+	int			i;
+
+	for (i = 0; i < q->n_environments; i++)
+		n += pass->env_placements[q->environments[i]];
+	return n;
+}
+
+/*
+ * Remember the queue's first head job that has waited past starvation_wait
+ * and did not fit for lack of room (not for its share's limit: that is no
+ * back-fill starving it).  If anything is placed after it in its queue's
+ * environments in this pass -- back-fill, from its queue or a lower one --
+ * nominate_starving_jobs() holds room for it from the next pass on.  A head
+ * that waits only because capacity is full is not starving: it is first in
+ * line when capacity frees.
+ */
+void
+fs_note_starving(FsPass *pass, int queue, int job, const FsFit *fit)
+{
+	FsQueueState *qs = &pass->queues[queue];
+	const FsRunnableJob *j = pass->jobs[job].job;
+
+	if (pass->in->starvation_wait <= 0 || qs->first_starving >= 0)
+		return;
+	if (fit->kind != FS_WAIT_CAPACITY && fit->kind != FS_WAIT_HELD &&
+		fit->kind != FS_WAIT_RESERVED)
+		return;
+	if (pass->in->now - j->runnable_at <= pass->in->starvation_wait)
+		return;
+	if (!fs_job_is_head(pass, job))
+		return;
+	qs->first_starving = job;
+	qs->placed_before_starving = placements_in_queue_envs(pass, queue);
+}
+
+/* ---------- 2. nominations of earlier passes ---------- */
+
+/* Open-addressing map from a nominee's job_id to its nominee index. */
+typedef struct FsIdMap
+{
+	int64_t    *keys;
+	int		   *values;
+	int			mask;
+} FsIdMap;
+
+static void
+idmap_init(FsIdMap *map, int n, FsArena *arena)
+{
+	int			size = 16;
+
+	while (size < 2 * n)
+		size *= 2;
+	map->keys = fs_arena_alloc(arena, sizeof(int64_t) * (size_t) size);
+	map->values = fs_arena_alloc(arena, sizeof(int) * (size_t) size);
+	map->mask = size - 1;
+}
+
+static uint32_t
+idmap_hash(int64_t key)
+{
+	uint64_t	h = (uint64_t) key * UINT64_C(0x9E3779B97F4A7C15);
+
+	return (uint32_t) (h >> 32);
+}
+
+static void
+idmap_put(FsIdMap *map, int64_t key, int value)
+{
+	uint32_t	i = idmap_hash(key) & (uint32_t) map->mask;
+
+	while (map->keys[i] != 0 && map->keys[i] != key)
+		i = (i + 1) & (uint32_t) map->mask;
+	map->keys[i] = key;
+	map->values[i] = value;
+}
+
+static int
+idmap_get(const FsIdMap *map, int64_t key)
+{
+	uint32_t	i = idmap_hash(key) & (uint32_t) map->mask;
+
+	while (map->keys[i] != 0)
+	{
+		if (map->keys[i] == key)
+			return map->values[i];
+		i = (i + 1) & (uint32_t) map->mask;
+	}
+	return -1;
+}
+
+static int
+nominee_order_cmp(const void *a, const void *b, const void *ctx)
+{
+	const FsPass *pass = ctx;
+	const FsNominee *na = a;
+	const FsNominee *nb = b;
+	int64_t		ida = pass->jobs[na->job].job->job_id;
+	int64_t		idb = pass->jobs[nb->job].job->job_id;
+
+	/* preemption nominations first: their room was bought with victims */
+	if (na->kind != nb->kind)
+		return na->kind == FS_NOMINATION_PREEMPTION ? -1 : 1;
+	if (na->since != nb->since)
+		return na->since < nb->since ? -1 : 1;
+	return ida < idb ? -1 : (ida > idb);
+}
+
+static void
+drop_nomination(FsPass *pass, int job)
+{
+	FsJobState *js = &pass->jobs[job];
+	FsDecision *d = fs_add_decision(pass, FS_DECISION_DROP_NOMINATION, job);
+
+	d->nomination_kind = js->job->nomination.kind;
+	d->environment = js->job->nomination.environment;
+	d->instance_type = js->job->nomination.instance_type;
+	d->nominated_since = js->job->nomination.since;
+	if (js->nominee >= 0)
+	{
+		pass->nominees[js->nominee].active = false;
+		js->nominee = -1;
+	}
+	if (js->status != FS_JOB_MISCONFIGURED)
+		js->status = FS_JOB_WAITING;
+}
+
+/* Is the earlier nomination still one the job may have? */
+static bool
+nomination_still_stands(FsPass *pass, int nominee)
+{
+	FsNominee  *n = &pass->nominees[nominee];
+	FsJobState *js = &pass->jobs[n->job];
+	const FsQueue *queue = &pass->in->queues[pass->in->shares[js->share].queue];
+	FsMisconfiguration why = FS_MISCONFIG_NONE;
+	int64_t		largest = 0;
+	FsFit		fit;
+	bool		in_queue = false;
+	bool		in_job = false;
+	int			i;
+
+	if (fs_job_misconfigured(pass, n->job))
+		return false;
+	for (i = 0; i < queue->n_environments; i++)
+		if (queue->environments[i] == n->environment)
+			in_queue = true;
+	for (i = 0; i < js->job->n_instance_types; i++)
+		if (js->job->instance_types[i] == n->instance_type)
+			in_job = true;
+	if (!in_queue || !in_job)
+		return false;
+	if (!fs_pair_usable(pass, n->job, n->environment, n->instance_type, &fit))
+		return false;
+	if (!fs_pair_static_fit(pass, js->share, n->environment, n->instance_type,
+							n->count, &why, &largest))
+		return false;
+
+	/* a quota share must still be allowed to hold it */
+	if (pass->shares[js->share].limit != NULL)
+	{
+		int			unit;
+
+		if (fs_quota_room(pass, js->share, n->instance_type, FS_RIGHT_MOST, -1, &unit) < n->count)
+			return false;
+		/* a starving job that is now within its guarantee reclaims instead */
+		if (n->kind == FS_NOMINATION_STARVATION &&
+			fs_quota_guaranteed(pass, js->share, n->instance_type, n->count))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Would a preemption nominee fit once its victims have stopped, next to the
+ * nominees kept before it?  If not (a limit was lowered, say), it is
+ * dropped rather than left holding room for ever.
+ */
+static bool
+nominee_feasible(FsPass *pass, int nominee)
+{
+	FsNominee  *n = &pass->nominees[nominee];
+	int			u;
+
+	for (u = 0; u < 2; u++)
+	{
+		int			ui = (u == 0) ? 0 : FS_UNIT_INDEX(n->instance_type);
+		int64_t		max = *fs_env_unit(pass, pass->env_max, n->environment, ui);
+		int64_t		after;
+
+		if (max == FS_NO_LIMIT)
+			continue;
+		after = *fs_env_unit(pass, pass->env_occupied, n->environment, ui)
+			- (u == 0 ? n->stopping_num : n->stopping_type)
+			+ *fs_env_unit(pass, pass->env_held, n->environment, ui)
+			+ n->count;
+		if (after > max)
+			return false;
+	}
+	return true;
+}
+
+void
+fs_take_nominations(FsPass *pass)
+{
+	const FsInput *in = pass->in;
+	FsIdMap		map;
+	int			n_earlier = 0;
+	int			i,
+				r;
+
+	for (i = 0; i < pass->n_jobs; i++)
+		if (pass->jobs[i].job->nomination.kind != FS_NOMINATION_NONE)
+			n_earlier++;
+	if (n_earlier == 0)
+		return;
+
+	for (i = 0; i < pass->n_jobs; i++)
+	{
+		const FsNomination *nom = &pass->jobs[i].job->nomination;
+
+		if (nom->kind == FS_NOMINATION_NONE)
+			continue;
+		if (nom->environment < 0 || nom->environment >= in->n_environments)
+		{
+			drop_nomination(pass, i);
+			continue;
+		}
+		fs_add_nominee(pass, i, nom->kind, nom->environment, nom->instance_type, nom->since);
+	}
+	fs_sort(pass->nominees, pass->n_nominees, sizeof(FsNominee), nominee_order_cmp,
+			pass, &pass->arena);
+
+	/* count each nominee's victims that are still stopping */
+	idmap_init(&map, pass->n_nominees, &pass->arena);
+	for (i = 0; i < pass->n_nominees; i++)
+	{
+		pass->jobs[pass->nominees[i].job].nominee = i;
+		idmap_put(&map, pass->jobs[pass->nominees[i].job].job->job_id, i);
+	}
+	for (r = 0; r < in->n_running; r++)
+	{
+		const FsRunningJob *run = &in->running[r];
+		int			n;
+
+		if (!run->stopping || run->stopping_for == 0)
+			continue;
+		n = idmap_get(&map, run->stopping_for);
+		if (n < 0 || run->environment != pass->nominees[n].environment)
+			continue;
+		pass->nominees[n].stopping_num += run->instance_count;
+		if (run->instance_type == pass->nominees[n].instance_type)
+			pass->nominees[n].stopping_type += run->instance_count;
+	}
+
+	/* keep, in order, those that still stand, and hold their room */
+	for (i = 0; i < pass->n_nominees; i++)
+	{
+		FsNominee  *n = &pass->nominees[i];
+		FsJobState *js = &pass->jobs[n->job];
+		FsQueueState *qs = &pass->queues[in->shares[js->share].queue];
+
+		if (!nomination_still_stands(pass, i) ||
+			(n->kind == FS_NOMINATION_PREEMPTION && !nominee_feasible(pass, i)) ||
+			(n->kind == FS_NOMINATION_STARVATION && qs->starver >= 0))
+		{
+			drop_nomination(pass, n->job);
+			continue;
+		}
+		js->status = FS_JOB_NOMINATED;
+		fs_quota_add(pass, js->share, n->instance_type, 0, 0, n->count);
+		if (n->kind == FS_NOMINATION_PREEMPTION)
+		{
+			n->hold_num = n->count - n->stopping_num;
+			n->hold_type = n->count - n->stopping_type;
+			if (n->hold_num < 0)
+				n->hold_num = 0;
+			if (n->hold_type < 0)
+				n->hold_type = 0;
+			fs_hold(pass, i);
+		}
+		else
+		{
+			/* held from the queue's turn on (fs_serve_starver) */
+			n->hold_num = n->hold_type = n->count;
+			qs->starver = i;
+		}
+	}
+}
+
+/* ---------- 3. jobs that earlier preemptions were made for ---------- */
+
+void
+fs_place_nominated_jobs(FsPass *pass)
+{
+	int			i;
+
+	for (i = 0; i < pass->n_nominees; i++)
+	{
+		FsNominee  *n = &pass->nominees[i];
+		FsJobState *js = &pass->jobs[n->job];
+		FsRules		rules;
+		FsFit		fit;
+		FsDecision *d;
+
+		if (!n->active || n->kind != FS_NOMINATION_PREEMPTION)
+			continue;
+		fs_init_rules(&rules);
+		rules.own_nominee = i;
+		if (pass->shares[js->share].limit != NULL)
+			rules.right = FS_RIGHT_MOST;
+		js->considered = true;
+		if (fs_pair_fits(pass, n->job, n->environment, n->instance_type, &rules, &fit))
+		{
+			fs_place(pass, n->job, n->environment, n->instance_type);
+			continue;
+		}
+		d = fs_add_decision(pass, FS_DECISION_KEEP_NOMINATION, n->job);
+		d->environment = n->environment;
+		d->instance_type = n->instance_type;
+		d->nomination_kind = n->kind;
+		d->nominated_since = n->since;
+		fs_note_nominated(pass, n->job);
+	}
+}
+
+/*
+ * The starvation nominee of a queue, at the start of the queue's turn (or,
+ * in a quota-share queue, where its class of job is served): placed if it
+ * fits anywhere now, else its room is held as it frees up.
+ */
+void
+fs_serve_starver(FsPass *pass, int queue, const FsRules *base_rules)
+{
+	FsQueueState *qs = &pass->queues[queue];
+	FsNominee  *n;
+	FsRules		rules = *base_rules;
+	FsFit		fit;
+	FsDecision *d;
+
+	if (qs->starver < 0 || !pass->nominees[qs->starver].active)
+		return;
+	n = &pass->nominees[qs->starver];
+	if (pass->jobs[n->job].status != FS_JOB_NOMINATED)
+		return;
+	rules.own_nominee = qs->starver;
+	pass->jobs[n->job].considered = true;
+	if (fs_try_place(pass, n->job, &rules, &fit))
+		return;
+	fs_hold(pass, qs->starver);
+	d = fs_add_decision(pass, FS_DECISION_KEEP_NOMINATION, n->job);
+	d->environment = n->environment;
+	d->instance_type = n->instance_type;
+	d->nomination_kind = n->kind;
+	d->nominated_since = n->since;
+	fs_note_nominated(pass, n->job);
+}
+
+/* ---------- 5. starvation ---------- */
+
+void
+fs_nominate_starving_job(FsPass *pass, int queue)
+{
+	FsQueueState *qs = &pass->queues[queue];
+	const FsQueue *q = &pass->in->queues[queue];
+	int			job = qs->first_starving;
+	FsJobState *js;
+	int			e,
+				t;
+
+	if (job < 0 || (qs->starver >= 0 && pass->nominees[qs->starver].active))
+		return;
+	js = &pass->jobs[job];
+	if (js->status != FS_JOB_WAITING)
+		return;
+	if (placements_in_queue_envs(pass, queue) == qs->placed_before_starving)
+		return;					/* nothing went past it: it is first in line */
+	for (e = 0; e < q->n_environments; e++)
+	{
+		for (t = 0; t < js->job->n_instance_types; t++)
+		{
+			int			env = q->environments[e];
+			int			type = js->job->instance_types[t];
+			FsFit		fit;
+			int			n;
+			FsDecision *d;
+
+			if (!fs_job_could_fit(pass, job, e, t) || !fs_pair_usable(pass, job, env, type, &fit))
+				continue;
+			n = fs_add_nominee(pass, job, FS_NOMINATION_STARVATION, env, type, pass->in->now);
+			pass->nominees[n].hold_num = pass->nominees[n].hold_type = pass->nominees[n].count;
+			fs_hold(pass, n);
+			fs_quota_add(pass, js->share, type, 0, 0, pass->nominees[n].count);
+			qs->starver = n;
+			js->status = FS_JOB_NOMINATED;
+			d = fs_add_decision(pass, FS_DECISION_NOMINATE, job);
+			d->environment = env;
+			d->instance_type = type;
+			d->nomination_kind = FS_NOMINATION_STARVATION;
+			d->nominated_since = pass->in->now;
+			pass->result->stats.nominated++;
+			fs_note_nominated(pass, job);
+			return;
+		}
+	}
+}
+

@@ -1,0 +1,577 @@
+/*-------------------------------------------------------------------------
+ *
+ * preemption.c
+ *		Choosing victims: cross-share reclaim and in-share priority
+ *		preemption in quota-share queues (design 2.6).
+ *
+ * A victim search starts from what the waiting job is short of on one
+ * (environment, instance type) pair -- per environment limit, and for
+ * in-share preemption per limit of its own share -- and takes running
+ * jobs in victim order until nothing is short, then walks the chosen ones
+ * in reverse and drops any that are not needed.  If the candidates cannot
+ * cover the need, nothing is preempted: never preempt for a job that would
+ * still not fit.  The victims keep occupying capacity until they have
+ * stopped; the job is nominated, so the room they free, and the room that
+ * is already free, are held for it.
+ *
+ * Who may be a victim:
+ *	 reclaim	running jobs in the same queue and environment of other
+ *				shares that are above their own limit -- checked again after
+ *				each choice, so a share is not cut below its limit by more
+ *				than its last job;
+ *	 in-share	running jobs of the job's own share with a lower priority.
+ * Never a job that is already stopping, nor one placed in this pass (those
+ * are not in the running set) or by an earlier pass at the same moment
+ * (started_at not before now: the wrapper's more_jobs_needed loop is one
+ * pass to the user), nor a nominated job (it is not running).
+ *
+ * Never include a PostgreSQL header here.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <string.h>
+
+#include "internal.h"
+
+enum
+{
+	NEED_ENV_NUM,				/* the environment's NUM_INSTANCES limit */
+	NEED_ENV_TYPE,				/* the environment's limit of the job's type */
+	NEED_SHARE_NUM,				/* in-share: the share's NUM_INSTANCES cap */
+	NEED_SHARE_TYPE,			/* in-share: the share's cap of the job's type */
+	N_NEEDS
+};
+
+typedef struct FsVictimSearch
+{
+	FsPass	   *pass;
+	FsPreemptReason reason;
+	int			job;			/* the job the room is for */
+	int			share;
+	int			queue;
+	int			env;
+	int			type;
+	int			count;
+	int			priority;
+	int64_t		need[N_NEEDS];	/* instances short; <= 0 means enough */
+	int64_t		earlier_num;	/* still stopping for this job from an earlier */
+	int64_t		earlier_type;	/* nomination (dropped in this pass), in env */
+	int		   *chosen;			/* indexes into FsInput.running, in order */
+	int			n_chosen;
+} FsVictimSearch;
+
+static const FsRunningJob *
+run_of(const FsVictimSearch *s, int r)
+{
+	return &s->pass->in->running[r];
+}
+
+/*
+ * How far above its limit the victim's share is, relative to the limit:
+ * what it holds (its running jobs not being stopped), over the limit.
+ * Its nominated jobs do not count here: a share with a big job waiting
+ * for room is not above its limit until that job runs, and counting it
+ * made two shares reclaim from each other in turn.
+ */
+static double
+share_over_limit(const FsVictimSearch *s, int r)
+{
+	const FsRunningJob *run = run_of(s, r);
+	FsShareState *ss = &s->pass->shares[run->share];
+	double		over = 0.0;
+	bool		any = false;
+	int			u;
+
+	for (u = 0; u < 2; u++)
+	{
+		int			ui = (u == 0) ? 0 : FS_UNIT_INDEX(run->instance_type);
+		int64_t		holds;
+		double		ratio;
+
+		if (u == 1 && (run->instance_type < 0 || run->instance_type >= s->pass->in->n_instance_types))
+			continue;
+		if (ss->limit[ui] == FS_NO_LIMIT)
+			continue;
+		any = true;
+		holds = ss->held[ui];
+		if (ss->limit[ui] == 0)
+			ratio = holds > 0 ? 1e18 : 0.0;
+		else
+			ratio = (double) holds / (double) ss->limit[ui];
+		if (ratio > over)
+			over = ratio;
+	}
+	if (!any)
+		return ss->held[0] > 0 ? 1e18 : 0.0;	/* no limit covers it: all borrowed */
+	return over;
+}
+
+/* The unit of the victim's share that is most over its limit (for the reason text). */
+static int
+over_limit_unit(const FsVictimSearch *s, int r)
+{
+	const FsRunningJob *run = run_of(s, r);
+	FsShareState *ss = &s->pass->shares[run->share];
+	int			ti = FS_UNIT_INDEX(run->instance_type);
+
+	if (run->instance_type < 0 || run->instance_type >= s->pass->in->n_instance_types ||
+		ss->limit[ti] == FS_NO_LIMIT)
+		return 0;
+	if (ss->limit[0] == FS_NO_LIMIT)
+		return ti;
+	/* the larger of held / limit, compared without division */
+	if (ss->held[ti] * (ss->limit[0] > 0 ? ss->limit[0] : 1) >
+		ss->held[0] * (ss->limit[ti] > 0 ? ss->limit[ti] : 1))
+		return ti;
+	return 0;
+}
+
+static bool
+young(const FsVictimSearch *s, int r)
+{
+	return s->pass->in->now - run_of(s, r)->started_at < s->pass->in->preemption_min_runtime;
+}
+
+/*
+ * The victim order: which of two candidates to stop first.  The reasons,
+ * in order:
+ *	 1. one that has run at least preemption_min_runtime before one that has
+ *		not (a young job is a victim only when nothing else frees the room);
+ *	 2. reclaim: the one whose share is most over its limit, relative to it;
+ *	 3. the lower scheduling_priority;
+ *	 4. the more recently started;
+ *	 5. the higher job_id (so the order is total and stable).
+ */
+static int
+victim_order(const FsVictimSearch *s, int a, int b)
+{
+	const FsRunningJob *ra = run_of(s, a);
+	const FsRunningJob *rb = run_of(s, b);
+
+	if (young(s, a) != young(s, b))
+		return young(s, a) ? 1 : -1;
+	if (s->reason == FS_PREEMPT_RECLAIM)
+	{
+		double		oa = share_over_limit(s, a);
+		double		ob = share_over_limit(s, b);
+
+		if (oa != ob)
+			return oa > ob ? -1 : 1;
+	}
+	if (ra->priority != rb->priority)
+		return ra->priority < rb->priority ? -1 : 1;
+	if (ra->started_at != rb->started_at)
+		return ra->started_at > rb->started_at ? -1 : 1;
+	if (ra->job_id != rb->job_id)
+		return ra->job_id > rb->job_id ? -1 : 1;
+	return 0;
+}
+
+/* Which needs does stopping this running job reduce? */
+static bool
+reduces(const FsVictimSearch *s, int r, int need)
+{
+	const FsRunningJob *run = run_of(s, r);
+
+	switch (need)
+	{
+		case NEED_ENV_NUM:
+			return run->environment == s->env;
+		case NEED_ENV_TYPE:
+			return run->environment == s->env && run->instance_type == s->type;
+		case NEED_SHARE_NUM:
+			return run->share == s->share;
+		case NEED_SHARE_TYPE:
+			return run->share == s->share && run->instance_type == s->type;
+	}
+	return false;
+}
+
+static bool
+useful(const FsVictimSearch *s, int r)
+{
+	int			i;
+
+	for (i = 0; i < N_NEEDS; i++)
+		if (s->need[i] > 0 && reduces(s, r, i))
+			return true;
+	return false;
+}
+
+static bool
+short_of_room(const FsVictimSearch *s)
+{
+	int			i;
+
+	for (i = 0; i < N_NEEDS; i++)
+		if (s->need[i] > 0)
+			return true;
+	return false;
+}
+
+/*
+ * The slot of the share's failed-search memo for (env, type), or NULL.  The
+ * memo is cleared by fs_forget_failed_searches() when a step begins.
+ */
+static int *
+failed_search_slot(FsPass *pass, int share, int env, int type)
+{
+	FsShareState *ss = &pass->shares[share];
+	const FsQueue *q = &pass->in->queues[pass->in->shares[share].queue];
+	int			e;
+
+	if (type < 0 || type >= pass->in->n_instance_types)
+		return NULL;
+	for (e = 0; e < q->n_environments; e++)
+		if (q->environments[e] == env)
+			break;
+	if (e == q->n_environments)
+		return NULL;
+	if (ss->search_failed == NULL)
+		ss->search_failed = fs_arena_alloc(&pass->arena, sizeof(int) * (size_t) q->n_environments *
+										   (size_t) pass->in->n_instance_types);
+	return &ss->search_failed[e * pass->in->n_instance_types + type];
+}
+
+void
+fs_forget_failed_searches(FsPass *pass, int queue)
+{
+	FsQueueState *qs = &pass->queues[queue];
+	const FsQueue *q = &pass->in->queues[queue];
+	int			i;
+
+	for (i = 0; i < qs->n_shares; i++)
+	{
+		FsShareState *ss = &pass->shares[qs->shares[i]];
+
+		if (ss->search_failed != NULL)
+			memset(ss->search_failed, 0, sizeof(int) * (size_t) q->n_environments *
+				   (size_t) pass->in->n_instance_types);
+	}
+}
+
+/* May this running job be a victim for this search at all? */
+static bool
+candidate(const FsVictimSearch *s, int r)
+{
+	const FsRunningJob *run = run_of(s, r);
+
+	if (s->pass->run_stopping[r] || run->share < 0 || run->started_at >= s->pass->in->now)
+		return false;
+	if (s->reason == FS_PREEMPT_RECLAIM)
+		return run->share != s->share && run->environment == s->env;
+	return run->share == s->share && run->priority < s->priority;
+}
+
+/* Stop (or un-stop, while searching) a candidate: it leaves its share's holdings. */
+static void
+take(FsVictimSearch *s, int r, bool undo)
+{
+	const FsRunningJob *run = run_of(s, r);
+	int64_t		c = undo ? -run->instance_count : run->instance_count;
+	int			i;
+
+	for (i = 0; i < N_NEEDS; i++)
+		if (reduces(s, r, i))
+			s->need[i] -= c;
+	s->pass->run_stopping[r] = !undo;
+	fs_quota_add(s->pass, run->share, run->instance_type, -c, c, 0);
+}
+
+static bool
+find_victims(FsVictimSearch *s)
+{
+	FsQueueState *qs = &s->pass->queues[s->queue];
+	FsShareState *ss = &s->pass->shares[s->share];
+	int64_t		coverable[N_NEEDS] = {0, 0, 0, 0};
+	/* in-share victims come from the share's own running jobs only */
+	const int  *pool = s->reason == FS_PREEMPT_IN_SHARE ? ss->running : qs->running;
+	int			n_pool = s->reason == FS_PREEMPT_IN_SHARE ? ss->n_running : qs->n_running;
+	int			i,
+				k;
+
+	/* cheap test first: can the candidates cover the need at all? */
+	for (k = 0; k < n_pool; k++)
+	{
+		int			r = pool[k];
+
+		if (!candidate(s, r))
+			continue;
+		for (i = 0; i < N_NEEDS; i++)
+			if (reduces(s, r, i))
+				coverable[i] += run_of(s, r)->instance_count;
+	}
+	for (i = 0; i < N_NEEDS; i++)
+		if (s->need[i] > coverable[i])
+			return false;
+
+	s->chosen = fs_arena_alloc(&s->pass->arena, sizeof(int) * (size_t) (n_pool + 1));
+	s->n_chosen = 0;
+	while (short_of_room(s))
+	{
+		int			best = -1;
+
+		for (k = 0; k < n_pool; k++)
+		{
+			int			r = pool[k];
+
+			if (!candidate(s, r) || !useful(s, r))
+				continue;
+			if (s->reason == FS_PREEMPT_RECLAIM && share_over_limit(s, r) <= 1.0)
+				continue;		/* its share is (now) at or under its limit */
+			if (best < 0 || victim_order(s, r, best) < 0)
+				best = r;
+		}
+		if (best < 0)
+		{
+			while (s->n_chosen > 0)
+				take(s, s->chosen[--s->n_chosen], true);
+			return false;
+		}
+		take(s, best, false);
+		s->chosen[s->n_chosen++] = best;
+	}
+
+	/* take only what the job needs: drop, last chosen first, what is not needed */
+	for (k = s->n_chosen - 1; k >= 0; k--)
+	{
+		int			r = s->chosen[k];
+		bool		needed = false;
+
+		for (i = 0; i < N_NEEDS; i++)
+			if (reduces(s, r, i) && s->need[i] + run_of(s, r)->instance_count > 0)
+				needed = true;
+		if (needed)
+			continue;
+		take(s, r, true);
+		for (i = k; i < s->n_chosen - 1; i++)
+			s->chosen[i] = s->chosen[i + 1];
+		s->n_chosen--;
+	}
+	return true;
+}
+
+/* The victims are chosen: preempt them and nominate the job on the pair. */
+static void
+commit(FsVictimSearch *s)
+{
+	FsPass	   *pass = s->pass;
+	FsJobState *js = &pass->jobs[s->job];
+	FsNominee  *n;
+	FsDecision *d;
+	int			nominee;
+	int			k;
+
+	for (k = 0; k < s->n_chosen; k++)
+	{
+		const FsRunningJob *run = run_of(s, s->chosen[k]);
+		FsShareState *vs = &pass->shares[run->share];
+		int			ui = over_limit_unit(s, s->chosen[k]);
+
+		vs->stopped_now[0] += run->instance_count;
+		if (run->instance_type >= 0 && run->instance_type < pass->in->n_instance_types)
+			vs->stopped_now[FS_UNIT_INDEX(run->instance_type)] += run->instance_count;
+		d = fs_add_decision(pass, FS_DECISION_PREEMPT, -1);
+		d->job_id = run->job_id;
+		d->share = run->share;
+		d->environment = run->environment;
+		d->instance_type = run->instance_type;
+		d->instance_count = run->instance_count;
+		d->preempt_reason = s->reason;
+		d->for_job_id = js->job->job_id;
+		d->for_share = js->share;
+		d->for_priority = js->job->priority;
+		/* what its share holds, counting the jobs being stopped, in that unit */
+		d->victim_share_held = vs->held[ui] + vs->stopping[ui];
+		d->victim_share_nominated = vs->nominated[ui];
+		d->victim_share_limit = vs->limit[ui];
+		pass->result->stats.preempted++;
+	}
+
+	/* a starvation nomination gives way to this one */
+	if (js->nominee >= 0 && pass->nominees[js->nominee].active)
+	{
+		fs_unhold(pass, js->nominee);
+		fs_quota_add(pass, js->share, pass->nominees[js->nominee].instance_type, 0, 0,
+					 -pass->nominees[js->nominee].count);
+		pass->nominees[js->nominee].active = false;
+		if (pass->queues[s->queue].starver == js->nominee)
+			pass->queues[s->queue].starver = -1;
+	}
+	nominee = fs_add_nominee(pass, s->job, FS_NOMINATION_PREEMPTION, s->env, s->type, pass->in->now);
+	n = &pass->nominees[nominee];
+	n->stopping_num = s->earlier_num;
+	n->stopping_type = s->earlier_type;
+	for (k = 0; k < s->n_chosen; k++)
+	{
+		const FsRunningJob *run = run_of(s, s->chosen[k]);
+
+		if (run->environment != s->env)
+			continue;
+		n->stopping_num += run->instance_count;
+		if (run->instance_type == s->type)
+			n->stopping_type += run->instance_count;
+	}
+	n->hold_num = n->count - n->stopping_num;
+	n->hold_type = n->count - n->stopping_type;
+	if (n->hold_num < 0)
+		n->hold_num = 0;
+	if (n->hold_type < 0)
+		n->hold_type = 0;
+	fs_hold(pass, nominee);
+	fs_quota_add(pass, js->share, s->type, 0, 0, n->count);
+	js->status = FS_JOB_NOMINATED;
+
+	d = fs_add_decision(pass, FS_DECISION_NOMINATE, s->job);
+	d->environment = s->env;
+	d->instance_type = s->type;
+	d->nomination_kind = FS_NOMINATION_PREEMPTION;
+	d->nominated_since = pass->in->now;
+	pass->result->stats.nominated++;
+	fs_note_nominated(pass, s->job);
+}
+
+/*
+ * Set up a search for one pair: what the job is short of there.  Victims of
+ * an earlier nomination of the job that are still stopping count as chosen
+ * already (the next pass counts them for it anyway).  False if it is short
+ * of nothing and nothing is stopping for it (it would fit: no preemption).
+ */
+static bool
+start_search(FsVictimSearch *s, FsPass *pass, int job, FsPreemptReason reason,
+			 int env, int type, const FsRules *rules)
+{
+	FsJobState *js = &pass->jobs[job];
+	int			i;
+
+	s->pass = pass;
+	s->reason = reason;
+	s->job = job;
+	s->share = js->share;
+	s->queue = pass->in->shares[js->share].queue;
+	s->env = env;
+	s->type = type;
+	s->count = js->job->instance_count;
+	s->priority = js->job->priority;
+	s->chosen = NULL;
+	s->n_chosen = 0;
+	s->earlier_num = s->earlier_type = 0;
+	for (i = 0; i < N_NEEDS; i++)
+		s->need[i] = 0;
+	if (js->job->nomination.kind != FS_NOMINATION_NONE)
+	{
+		for (i = 0; i < pass->in->n_running; i++)
+		{
+			const FsRunningJob *run = &pass->in->running[i];
+
+			if (run->stopping && run->stopping_for == js->job->job_id && run->environment == env)
+			{
+				s->earlier_num += run->instance_count;
+				if (run->instance_type == type)
+					s->earlier_type += run->instance_count;
+			}
+		}
+	}
+
+	if (*fs_env_unit(pass, pass->env_max, env, 0) != FS_NO_LIMIT)
+		s->need[NEED_ENV_NUM] = s->count - fs_env_room(pass, env, 0, js->share, rules);
+	if (*fs_env_unit(pass, pass->env_max, env, FS_UNIT_INDEX(type)) != FS_NO_LIMIT)
+		s->need[NEED_ENV_TYPE] = s->count - fs_env_room(pass, env, FS_UNIT_INDEX(type), js->share, rules);
+	if (reason == FS_PREEMPT_IN_SHARE)
+	{
+		/*
+		 * The share may end up holding, per unit, its limit -- or what it holds
+		 * already if that is more (within the most it may hold), but never
+		 * more than before: preempting its own jobs to borrow more would be
+		 * undone by the next reclaim, and that thrashes.
+		 */
+		FsShareState *ss = &pass->shares[js->share];
+		int			own = (js->nominee >= 0 && pass->nominees[js->nominee].active) ?
+			pass->nominees[js->nominee].count : 0;
+
+		for (i = 0; i < 2; i++)
+		{
+			int			ui = (i == 0) ? 0 : FS_UNIT_INDEX(type);
+			int64_t		cap = fs_quota_cap(pass, js->share, ui, FS_RIGHT_MOST);
+			int64_t		holds = ss->held[ui] + ss->nominated[ui] - own;
+			int64_t		keep;
+
+			if (cap == FS_NO_LIMIT)
+				continue;
+			keep = holds > ss->limit[ui] ? holds : ss->limit[ui];
+			if (cap != FS_UNLIMITED && keep > cap)
+				keep = cap;
+			s->need[i == 0 ? NEED_SHARE_NUM : NEED_SHARE_TYPE] = holds + s->count - keep;
+		}
+	}
+	s->need[NEED_ENV_NUM] -= s->earlier_num;
+	s->need[NEED_ENV_TYPE] -= s->earlier_type;
+	return short_of_room(s) || s->earlier_num > 0;
+}
+
+/*
+ * Try each pair the job may use, in fallback order, for one that victims
+ * can make room on.
+ */
+static bool
+preempt_for(FsPass *pass, int job, FsPreemptReason reason)
+{
+	FsJobState *js = &pass->jobs[job];
+	const FsQueue *queue = &pass->in->queues[pass->in->shares[js->share].queue];
+	FsRules		rules;
+	int			e,
+				t;
+
+	fs_init_rules(&rules);
+	rules.right = reason == FS_PREEMPT_RECLAIM ? FS_RIGHT_GUARANTEE : FS_RIGHT_MOST;
+	rules.respect_reserve = true;
+	rules.own_nominee = js->nominee;
+
+	for (e = 0; e < queue->n_environments; e++)
+	{
+		for (t = 0; t < js->job->n_instance_types; t++)
+		{
+			int			env = queue->environments[e];
+			int			type = js->job->instance_types[t];
+			FsFit		fit;
+			FsVictimSearch search;
+			int			unit;
+			int		   *failed;
+
+			if (!fs_job_could_fit(pass, job, e, t) || !fs_pair_usable(pass, job, env, type, &fit))
+				continue;
+			if (reason == FS_PREEMPT_RECLAIM &&
+				fs_quota_room(pass, js->share, type, FS_RIGHT_GUARANTEE, js->nominee, &unit) <
+				js->job->instance_count)
+				continue;		/* not within its guarantee on this type */
+			failed = failed_search_slot(pass, js->share, env, type);
+			if (failed != NULL && *failed > 0 && js->job->instance_count >= *failed)
+				continue;		/* a job no bigger found no victims here */
+			if (!start_search(&search, pass, job, reason, env, type, &rules))
+				continue;
+			if (!find_victims(&search))
+			{
+				if (failed != NULL && (*failed == 0 || js->job->instance_count < *failed))
+					*failed = js->job->instance_count;
+				continue;
+			}
+			commit(&search);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* 2.6 step 2: a guaranteed job without room reclaims it from shares above their limit. */
+bool
+fs_reclaim(FsPass *pass, int job)
+{
+	return preempt_for(pass, job, FS_PREEMPT_RECLAIM);
+}
+
+/* 2.6 step 4: a waiting job preempts lower-priority jobs of its own share. */
+bool
+fs_preempt_in_share(FsPass *pass, int job)
+{
+	return preempt_for(pass, job, FS_PREEMPT_IN_SHARE);
+}

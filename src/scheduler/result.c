@@ -1,0 +1,244 @@
+/*-------------------------------------------------------------------------
+ *
+ * result.c
+ *		What a pass reports: decisions, wait reasons, misconfigured jobs.
+ *
+ * The result (FsResult) is allocated with the caller's allocator, not in
+ * the pass's arena, because it outlives the pass; everything else here
+ * only fills it in.  Decisions are appended in the order they are taken;
+ * a job has at most one wait reason, overwritten each time it is looked
+ * at again, and dropped at the end of the pass if the job was placed.
+ *
+ * Never include a PostgreSQL header here.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/* ---------- decisions and wait reasons ---------- */
+
+FsDecision *
+fs_add_decision(FsPass *pass, FsDecisionKind kind, int job)
+{
+	FsResult   *r = pass->result;
+	FsDecision *d;
+
+	if (r->n_decisions == pass->max_decisions)
+	{
+		int			grown = pass->max_decisions * 2 + 16;
+		FsDecision *bigger = pass->allocator->alloc(pass->allocator->ctx,
+													sizeof(FsDecision) * (size_t) grown);
+
+		if (r->n_decisions > 0)
+			memcpy(bigger, r->decisions, sizeof(FsDecision) * (size_t) r->n_decisions);
+		if (r->decisions != NULL && pass->allocator->free != NULL)
+			pass->allocator->free(pass->allocator->ctx, r->decisions);
+		r->decisions = bigger;
+		pass->max_decisions = grown;
+	}
+	d = &r->decisions[r->n_decisions++];
+	memset(d, 0, sizeof(*d));
+	d->kind = kind;
+	d->environment = -1;
+	d->instance_type = -1;
+	d->for_share = -1;
+	d->victim_share_limit = -1;
+	if (job >= 0)
+	{
+		FsJobState *js = &pass->jobs[job];
+
+		d->job_id = js->job->job_id;
+		d->share = js->share;
+		d->instance_count = js->job->instance_count;
+	}
+	else
+		d->share = -1;
+	return d;
+}
+
+static FsWaitReason *
+wait_reason_of(FsPass *pass, int job)
+{
+	FsResult   *r = pass->result;
+	FsJobState *js = &pass->jobs[job];
+	FsWaitReason *w;
+
+	if (!pass->in->collect_wait_reasons)
+		return NULL;
+	if (js->wait < 0)
+	{
+		if (r->n_wait_reasons == pass->max_wait_reasons)
+		{
+			int			grown = pass->max_wait_reasons * 2 + 16;
+			FsWaitReason *bigger = pass->allocator->alloc(pass->allocator->ctx,
+														  sizeof(FsWaitReason) * (size_t) grown);
+
+			if (r->n_wait_reasons > 0)
+				memcpy(bigger, r->wait_reasons, sizeof(FsWaitReason) * (size_t) r->n_wait_reasons);
+			if (r->wait_reasons != NULL && pass->allocator->free != NULL)
+				pass->allocator->free(pass->allocator->ctx, r->wait_reasons);
+			r->wait_reasons = bigger;
+			pass->max_wait_reasons = grown;
+		}
+		js->wait = r->n_wait_reasons++;
+	}
+	w = &r->wait_reasons[js->wait];
+	memset(w, 0, sizeof(*w));
+	w->job_id = js->job->job_id;
+	w->share = js->share;
+	w->position = js->position;
+	w->needed = js->job->instance_count;
+	w->environment = -1;
+	w->instance_type = -1;
+	w->unit = FS_UNIT_NUM_INSTANCES;
+	return w;
+}
+
+/* The job was considered and left waiting, for the reason in fit. */
+void
+fs_note_wait(FsPass *pass, int job, const FsFit *fit)
+{
+	FsWaitReason *w;
+
+	pass->jobs[job].considered = true;
+	w = wait_reason_of(pass, job);
+	if (w == NULL)
+		return;
+	w->kind = fit->kind;
+	w->environment = fit->environment;
+	w->instance_type = fit->instance_type;
+	w->unit = fit->unit;
+	w->share_level = fit->share_level;
+	w->limit = fit->limit;
+	w->in_use = fit->in_use;
+	w->held = fit->held;
+	w->reserved = fit->reserved;
+	w->free = fit->limit - fit->in_use - fit->held - fit->reserved;
+	if (w->free < 0)
+		w->free = 0;
+	w->held_for_job_id = fit->held_for_job_id;
+	w->backoff_until = fit->backoff_until;
+	if (fit->share_level)
+	{
+		const FsShare *s = &pass->in->shares[pass->jobs[job].share];
+		int			ui = FS_UNIT_INDEX(fit->unit);
+
+		w->strategy = s->strategy;
+		w->share_guarantee = pass->shares[pass->jobs[job].share].limit[ui];
+	}
+	if (fit->kind == FS_WAIT_STRICT_FIFO)
+		w->blocked_by_job_id = fit->held_for_job_id;
+}
+
+/* The job waits with room held for it. */
+void
+fs_note_nominated(FsPass *pass, int job)
+{
+	FsJobState *js = &pass->jobs[job];
+	FsNominee  *n = &pass->nominees[js->nominee];
+	FsWaitReason *w;
+	int			ui;
+	int64_t		max;
+
+	js->considered = true;
+	w = wait_reason_of(pass, job);
+	if (w == NULL)
+		return;
+	w->kind = FS_WAIT_NOMINATED;
+	w->nomination_kind = n->kind;
+	w->environment = n->environment;
+	w->instance_type = n->instance_type;
+	w->stopping = n->stopping_num > n->stopping_type ? n->stopping_num : n->stopping_type;
+	/* numbers of the unit that is shorter of room */
+	ui = FS_UNIT_INDEX(n->instance_type);
+	max = *fs_env_unit(pass, pass->env_max, n->environment, ui);
+	if (max == FS_NO_LIMIT)
+		ui = 0;
+	w->unit = ui - 1;
+	w->limit = *fs_env_unit(pass, pass->env_max, n->environment, ui);
+	w->in_use = *fs_env_unit(pass, pass->env_occupied, n->environment, ui);
+	w->held = *fs_env_unit(pass, pass->env_held, n->environment, ui);
+	w->free = w->limit - w->in_use - w->held + (ui == 0 ? n->hold_num : n->hold_type);
+	if (w->free < 0)
+		w->free = 0;
+	if (w->held >= (ui == 0 ? n->hold_num : n->hold_type))
+		w->held -= (ui == 0 ? n->hold_num : n->hold_type);
+}
+
+/*
+ * A job that can never fit -- bigger than every (environment, type) it may
+ * use allows -- is MISCONFIGURED (design 2.1) and does not block the jobs
+ * behind it.  Decided once per pass, when the job is first looked at.
+ */
+bool
+fs_job_misconfigured(FsPass *pass, int job)
+{
+	FsJobState *js = &pass->jobs[job];
+	const FsQueue *queue = &pass->in->queues[pass->in->shares[js->share].queue];
+	FsMisconfiguration why = FS_MISCONFIG_ENVIRONMENT_MAX;
+	int64_t		largest = 0;
+	int			e,
+				t;
+
+	if (js->misconfiguration_known)
+		return js->misconfiguration != FS_MISCONFIG_NONE;
+	js->misconfiguration_known = true;
+	js->misconfiguration = FS_MISCONFIG_NONE;
+	if (js->job->instance_count > 0)
+	{
+		for (e = 0; e < queue->n_environments; e++)
+			for (t = 0; t < js->job->n_instance_types; t++)
+				if (fs_job_could_fit(pass, job, e, t))
+					return false;
+		/* it fits nowhere: which limit says so, and the most any pair allows */
+		for (e = 0; e < queue->n_environments; e++)
+		{
+			for (t = 0; t < js->job->n_instance_types; t++)
+			{
+				FsMisconfiguration pair_why = FS_MISCONFIG_NONE;
+
+				if (fs_pair_static_fit(pass, js->share, queue->environments[e],
+									   js->job->instance_types[t],
+									   js->job->instance_count, &pair_why, &largest))
+					return false;
+				if (pair_why == FS_MISCONFIG_QUOTA_SHARE_MAX)
+					why = FS_MISCONFIG_QUOTA_SHARE_MAX;
+			}
+		}
+	}
+	js->misconfiguration = why;
+	js->status = FS_JOB_MISCONFIGURED;
+	js->considered = true;
+	{
+		FsDecision *d = fs_add_decision(pass, FS_DECISION_MISCONFIGURED, job);
+		FsWaitReason *w;
+
+		d->misconfiguration = why;
+		d->largest_limit = largest;
+		pass->result->stats.misconfigured++;
+		w = wait_reason_of(pass, job);
+		if (w != NULL)
+		{
+			w->kind = FS_WAIT_MISCONFIGURED;
+			w->misconfiguration = why;
+			w->limit = largest;
+		}
+	}
+	return true;
+}
+
+void
+fs_result_free(FsResult *result, const FsAllocator *allocator)
+{
+	if (result == NULL || allocator->free == NULL)
+		return;
+	if (result->decisions)
+		allocator->free(allocator->ctx, result->decisions);
+	if (result->wait_reasons)
+		allocator->free(allocator->ctx, result->wait_reasons);
+	allocator->free(allocator->ctx, result->share_usage);
+	allocator->free(allocator->ctx, result->share_held);
+	allocator->free(allocator->ctx, result);
+}

@@ -1,0 +1,1488 @@
+/*
+ * rules.c — one unit test per scheduling rule of design section 2, plus the
+ * pure helpers (weights, decay, sentences, queue order, input check).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sim.h"
+#include "test.h"
+#include "tests.h"
+
+#define ID(i)	(sim.jobs[(i)].id)
+
+/* One environment, one queue of the given policy, one share. */
+static void
+simple_world(Sim *sim, FsPolicyKind policy, int64_t num_limit, int *type, int *env,
+			 int *queue, int *share)
+{
+	sim_init(sim);
+	*type = sim_type(sim, "ml.p4d.24xlarge");
+	*env = sim_env(sim, "P4Env");
+	if (num_limit >= 0)
+		sim_env_limit(sim, *env, FS_UNIT_NUM_INSTANCES, num_limit);
+	*queue = sim_queue(sim, "queue", 1, policy);
+	sim_queue_env(sim, *queue, *env);
+	*share = sim_share(sim, *queue, "share");
+}
+
+/* ---------- 2.1 capacity accounting ---------- */
+
+static void
+test_limits_num_and_type(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				p5,
+				a,
+				b,
+				c;
+	const FsWaitReason *w;
+
+	simple_world(&sim, FS_POLICY_FIFO, 10, &t, &env, &q, &s);
+	p5 = sim_type(&sim, "ml.p5.48xlarge");
+	sim_env_limit(&sim, env, t, 6);
+	a = sim_submit(&sim, s, 5, 0, t);
+	b = sim_submit(&sim, s, 2, 0, t);	/* 7 > 6 of its type */
+	c = sim_submit(&sim, s, 3, 0, p5);	/* p5: only NUM_INSTANCES applies */
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(a)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(b)) == NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(c)) != NULL);
+	w = sim_wait(&sim, ID(b));
+	CHECK(w != NULL);
+	if (w)
+	{
+		CHECK_EQ(w->kind, FS_WAIT_CAPACITY);
+		CHECK_EQ(w->unit, t);
+		CHECK_EQ(w->limit, 6);
+		CHECK_EQ(w->free, 1);
+	}
+	CHECK_CONTAINS(sim_wait_text(&sim, ID(b)),
+				   "insufficient unused capacity in P4Env for ml.p4d.24xlarge: needs 2, 1 free (ml.p4d.24xlarge limit 6, 5 in use)");
+	sim_free(&sim);
+}
+
+static void
+test_type_without_limit_cannot_be_placed(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				p5,
+				j;
+	const FsDecision *d;
+	char		text[256];
+
+	simple_world(&sim, FS_POLICY_FIFO, -1, &t, &env, &q, &s);
+	sim_env_limit(&sim, env, t, 10);
+	p5 = sim_type(&sim, "ml.p5.48xlarge");
+	j = sim_submit(&sim, s, 1, 0, p5);
+	sim_pass(&sim);
+	d = sim_decision(&sim, FS_DECISION_MISCONFIGURED, ID(j));
+	CHECK(d != NULL);
+	if (d)
+	{
+		fs_format_decision(&sim.input, d, text, sizeof(text));
+		CHECK_CONTAINS(text, "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE");
+	}
+	sim_free(&sim);
+}
+
+static void
+test_stopping_jobs_occupy_capacity(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				r,
+				j;
+
+	simple_world(&sim, FS_POLICY_FIFO, 10, &t, &env, &q, &s);
+	r = sim_run(&sim, s, env, t, 6, 0);
+	sim.jobs[r].state = SIM_STOPPING;	/* e.g. terminated, stop in progress */
+	sim.jobs[r].stop_at = sim.now + FS_SECONDS(60);
+	sim_run(&sim, s, env, t, 4, 0);
+	j = sim_submit(&sim, s, 1, 0, t);
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(j)) == NULL);
+	sim_advance(&sim, FS_SECONDS(60));
+	sim_finish(&sim, r);
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(j)) != NULL);
+	sim_free(&sim);
+}
+
+static void
+test_misconfigured_does_not_block(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				big,
+				small;
+	char		text[256];
+
+	simple_world(&sim, FS_POLICY_FIFO, 10, &t, &env, &q, &s);
+	sim.queues[q].strict_fifo = true;
+	big = sim_submit(&sim, s, 200, 0, t);
+	small = sim_submit(&sim, s, 5, 0, t);
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_MISCONFIGURED, ID(big)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(small)) != NULL);
+	fs_format_wait_reason(&sim.input, sim_wait(&sim, ID(big)), text, sizeof(text));
+	CHECK_CONTAINS(text, "MISCONFIGURATION:SERVICE_ENVIRONMENT_MAX_RESOURCE - the job needs 200 instances");
+	CHECK_CONTAINS(text, "at most 10");
+	sim_free(&sim);
+}
+
+static void
+test_disabled_environment(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				env2,
+				q,
+				s,
+				j,
+				k;
+	const FsDecision *d;
+
+	simple_world(&sim, FS_POLICY_FIFO, 10, &t, &env, &q, &s);
+	env2 = sim_env(&sim, "Spare");
+	sim_env_limit(&sim, env2, t, 10);
+	sim_queue_env(&sim, q, env2);
+	sim.envs[env].enabled = false;
+	sim_run(&sim, s, env, t, 2, 0);	/* still counts there */
+	j = sim_submit(&sim, s, 4, 0, t);
+	sim_pass(&sim);
+	d = sim_decision(&sim, FS_DECISION_PLACE, ID(j));
+	CHECK_EQ(d ? d->environment : -1, env2);
+
+	sim.envs[env2].enabled = false;
+	k = sim_submit(&sim, s, 4, 0, t);
+	sim_pass(&sim);
+	CHECK_EQ(sim_count(&sim, FS_DECISION_PLACE), 0);
+	CHECK_EQ(sim_wait(&sim, ID(k)) ? (int) sim_wait(&sim, ID(k))->kind : -1, FS_WAIT_ENVIRONMENT_DISABLED);
+	CHECK_CONTAINS(sim_wait_text(&sim, ID(k)), "service environment P4Env is DISABLED");
+	sim_free(&sim);
+}
+
+/* ---------- 2.3 order between queues ---------- */
+
+static void
+test_queue_ties_by_name(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				qb,
+				qa,
+				sa,
+				sb,
+				ja,
+				jb;
+
+	sim_init(&sim);
+	t = sim_type(&sim, "ml.p4d.24xlarge");
+	env = sim_env(&sim, "P4Env");
+	sim_env_limit(&sim, env, t, 5);
+	qb = sim_queue(&sim, "bravo", 5, FS_POLICY_FIFO);
+	qa = sim_queue(&sim, "alpha", 5, FS_POLICY_FIFO);
+	sim_queue_env(&sim, qa, env);
+	sim_queue_env(&sim, qb, env);
+	sb = sim_share(&sim, qb, "bravo");
+	sa = sim_share(&sim, qa, "alpha");
+	jb = sim_submit(&sim, sb, 5, 0, t);
+	ja = sim_submit(&sim, sa, 5, 0, t);
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(ja)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(jb)) == NULL);
+	sim_free(&sim);
+}
+
+/* ---------- 2.4 FIFO ---------- */
+
+static void
+test_fifo_backfill_and_order(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				head,
+				small,
+				mid,
+				late;
+
+	simple_world(&sim, FS_POLICY_FIFO, 10, &t, &env, &q, &s);
+	sim_run(&sim, s, env, t, 6, 0);
+	head = sim_submit(&sim, s, 8, 0, t);
+	sim_advance(&sim, FS_SECONDS(1));
+	small = sim_submit(&sim, s, 2, 0, t);
+	sim_advance(&sim, FS_SECONDS(1));
+	mid = sim_submit(&sim, s, 3, 0, t);
+	sim_advance(&sim, FS_SECONDS(1));
+	late = sim_submit(&sim, s, 1, 99, t);	/* priority is not FIFO order */
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(head)) == NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(small)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(mid)) == NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(late)) != NULL);
+	CHECK_EQ(sim.result->decisions[0].job_id, ID(small));
+	sim_free(&sim);
+}
+
+static void
+test_strict_fifo(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				head,
+				small;
+	const FsWaitReason *w;
+
+	simple_world(&sim, FS_POLICY_FIFO, 10, &t, &env, &q, &s);
+	sim.queues[q].strict_fifo = true;
+	sim_run(&sim, s, env, t, 6, 0);
+	head = sim_submit(&sim, s, 8, 0, t);
+	sim_advance(&sim, FS_SECONDS(1));
+	small = sim_submit(&sim, s, 2, 0, t);
+	sim_pass(&sim);
+	CHECK_EQ(sim_count(&sim, FS_DECISION_PLACE), 0);
+	w = sim_wait(&sim, ID(small));
+	CHECK_EQ(w ? (int) w->kind : -1, FS_WAIT_STRICT_FIFO);
+	CHECK_EQ(w ? w->blocked_by_job_id : -1, ID(head));
+	CHECK_CONTAINS(sim_wait_text(&sim, ID(small)), "waiting behind job 2 (strict FIFO queue)");
+	sim_free(&sim);
+}
+
+static void
+test_fallback_order_environments_then_types(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				p5,
+				env2,
+				j;
+	const FsDecision *d;
+
+	simple_world(&sim, FS_POLICY_FIFO, -1, &t, &env, &q, &s);
+	p5 = sim_type(&sim, "ml.p5.48xlarge");
+	env2 = sim_env(&sim, "Second");
+	sim_queue_env(&sim, q, env2);
+	sim_env_limit(&sim, env, t, 4);
+	sim_env_limit(&sim, env2, p5, 4);
+	sim_env_limit(&sim, env2, t, 4);
+	/* prefers p5, but the first environment has only p4d: env order wins */
+	j = sim_submit(&sim, s, 4, 0, p5);
+	sim_job_type(&sim, j, t);
+	sim_pass(&sim);
+	d = sim_decision(&sim, FS_DECISION_PLACE, ID(j));
+	CHECK_EQ(d ? d->environment : -1, env);
+	CHECK_EQ(d ? d->instance_type : -1, t);
+	j = sim_submit(&sim, s, 4, 0, p5);
+	sim_job_type(&sim, j, t);
+	sim_pass(&sim);
+	d = sim_decision(&sim, FS_DECISION_PLACE, ID(j));
+	CHECK_EQ(d ? d->environment : -1, env2);
+	CHECK_EQ(d ? d->instance_type : -1, p5);
+	sim_free(&sim);
+}
+
+static void
+test_backoff_reason(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				j;
+
+	simple_world(&sim, FS_POLICY_FIFO, 10, &t, &env, &q, &s);
+	j = sim_submit(&sim, s, 2, 0, t);
+	sim.jobs[j].backoffs[0].environment = env;
+	sim.jobs[j].backoffs[0].instance_type = t;
+	sim.jobs[j].backoffs[0].until = sim.now + FS_SECONDS(90);
+	sim.jobs[j].n_backoffs = 1;
+	sim_pass(&sim);
+	CHECK_EQ(sim_count(&sim, FS_DECISION_PLACE), 0);
+	CHECK_CONTAINS(sim_wait_text(&sim, ID(j)),
+				   "P4Env/ml.p4d.24xlarge is skipped after a capacity failure for another 90 s");
+	sim_advance(&sim, FS_SECONDS(90));
+	sim_pass(&sim);
+	CHECK_EQ(sim_count(&sim, FS_DECISION_PLACE), 1);
+	sim_free(&sim);
+}
+
+/* ---------- 2.2a starvation ---------- */
+
+static void
+test_starvation_holds_capacity(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				big,
+				i,
+				pass;
+	bool		placed = false;
+	int			nominated_pass = -1;
+
+	simple_world(&sim, FS_POLICY_FIFO, 10, &t, &env, &q, &s);
+	sim.starvation = FS_SECONDS(3600);
+	for (i = 0; i < 10; i++)
+	{
+		int			r = sim_run(&sim, s, env, t, 1, 0);
+
+		sim.jobs[r].started_at = sim.now - FS_SECONDS(60 * i);
+		sim.jobs[r].duration = FS_SECONDS(600);
+	}
+	big = sim_submit(&sim, s, 8, 0, t);
+	/* a stream of small jobs that would back-fill every freed instance */
+	for (pass = 0; pass < 200 && !placed; pass++)
+	{
+		int			j = sim_submit(&sim, s, 1, 0, t);
+
+		sim.jobs[j].duration = FS_SECONDS(600);
+		sim_pass(&sim);
+		if (sim_decision(&sim, FS_DECISION_NOMINATE, ID(big)))
+		{
+			nominated_pass = pass;
+			CHECK(sim.now - sim.jobs[big].runnable_at > FS_SECONDS(3600));
+			CHECK_CONTAINS(sim_wait_text(&sim, ID(big)),
+						   "waited longer than fairshare.starvation_seconds");
+		}
+		if (sim_decision(&sim, FS_DECISION_PLACE, ID(big)))
+			placed = true;
+		if (nominated_pass >= 0 && nominated_pass < pass && !placed)
+			CHECK(sim_count(&sim, FS_DECISION_PLACE) == 0);	/* room held */
+		sim_advance(&sim, FS_SECONDS(60));
+	}
+	CHECK(nominated_pass >= 0);
+	CHECK(placed);
+	sim_free(&sim);
+}
+
+static void
+test_starvation_off(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				big,
+				pass;
+
+	simple_world(&sim, FS_POLICY_FIFO, 4, &t, &env, &q, &s);
+	sim.starvation = 0;
+	sim_run(&sim, s, env, t, 1, 0);
+	big = sim_submit(&sim, s, 4, 0, t);
+	for (pass = 0; pass < 100; pass++)
+	{
+		int			j = sim_submit(&sim, s, 1, 0, t);
+
+		sim.jobs[j].duration = FS_SECONDS(120);
+		sim_pass(&sim);
+		CHECK(sim_decision(&sim, FS_DECISION_NOMINATE, ID(big)) == NULL);
+		sim_advance(&sim, FS_SECONDS(100));
+	}
+	sim_free(&sim);
+}
+
+/* ---------- 2.5 fair share ---------- */
+
+static void
+test_fair_placements_count_into_usage(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				a,
+				b,
+				i;
+
+	simple_world(&sim, FS_POLICY_FAIR_SHARE, 8, &t, &env, &q, &a);
+	b = sim_share(&sim, q, "other");
+	for (i = 0; i < 10; i++)
+	{
+		sim_submit(&sim, a, 1, 0, t);
+		sim_submit(&sim, b, 1, 0, t);
+	}
+	sim_pass(&sim);
+	CHECK_EQ(sim_held(&sim, a), 4);
+	CHECK_EQ(sim_held(&sim, b), 4);
+	CHECK(fabs(sim.result->share_usage[a] - 4.0) < 1e-9);
+	sim_free(&sim);
+}
+
+static void
+test_fair_backfill_and_priority(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				a,
+				b,
+				big,
+				lowprio,
+				highprio,
+				small;
+
+	simple_world(&sim, FS_POLICY_FAIR_SHARE, 4, &t, &env, &q, &a);
+	b = sim_share(&sim, q, "other");
+	sim.shares[b].weight = 5;	/* b goes last */
+	big = sim_submit(&sim, a, 6, 50, t);	/* a's best job never fits */
+	lowprio = sim_submit(&sim, a, 1, 0, t);
+	highprio = sim_submit(&sim, a, 1, 10, t);
+	small = sim_submit(&sim, b, 2, 0, t);
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_MISCONFIGURED, ID(big)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(lowprio)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(highprio)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(small)) != NULL);
+	CHECK_EQ(sim.result->decisions[1].job_id, ID(highprio));
+	sim_free(&sim);
+}
+
+static void
+test_fair_compute_reservation(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				a,
+				b,
+				i,
+				jb;
+
+	simple_world(&sim, FS_POLICY_FAIR_SHARE, 100, &t, &env, &q, &a);
+	sim.queues[q].compute_reservation = 50;
+	b = sim_share(&sim, q, "newcomer");
+	sim_run(&sim, a, env, t, 10, 0);
+	for (i = 0; i < 100; i++)
+		sim_submit(&sim, a, 1, 0, t);
+	/* one active share: floor(100 x 0.5^1) = 50 are kept */
+	sim_pass(&sim);
+	CHECK_EQ(sim_held(&sim, a), 50);
+	CHECK_CONTAINS(sim_wait_text(&sim, sim.jobs[sim.n_jobs - 1].id), "compute reservation: 50 of 100");
+	/* a newcomer: two active shares, 25 kept, and the newcomer may use them */
+	jb = sim_submit(&sim, b, 40, 0, t);
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(jb)) != NULL);
+	CHECK_EQ(sim_held(&sim, a), 50);
+	sim_free(&sim);
+}
+
+static void
+test_share_weight_helper(void)
+{
+	FsWeightEntry entries[] = {
+		{"team-a", 3.0}, {"ml-*", 0.5}, {"ml-research-*", 2.0}, {"prod", 0.25}
+	};
+	FsWeightEntry bad[] = {{"team*", 1.0}, {"team-a", 2.0}};
+	FsWeightEntry bad2[] = {{"x", 1.0}, {"te*", 1.0}, {"team*", 2.0}};
+	FsWeightEntry good[] = {{"a*", 1.0}, {"b*", 1.0}, {"c", 1.0}};
+	int			x,
+				y;
+
+	CHECK(fs_share_weight(entries, 4, "team-a") == 3.0);
+	CHECK(fs_share_weight(entries, 4, "team-b") == 1.0);
+	CHECK(fs_share_weight(entries, 4, "ml-vision") == 0.5);
+	CHECK(fs_share_weight(entries, 4, "ml-research-nlp") == 2.0);
+	CHECK(fs_share_weight(entries, 4, "prod") == 0.25);
+	CHECK(fs_share_weight(entries, 4, "production") == 1.0);
+	CHECK(fs_share_weight(NULL, 0, "x") == 1.0);
+	CHECK(fs_share_entries_overlap(bad, 2, &x, &y));
+	CHECK(x == 0 && y == 1);
+	CHECK(fs_share_entries_overlap(bad2, 3, &x, &y));
+	CHECK(x == 1 && y == 2);
+	CHECK(!fs_share_entries_overlap(good, 3, &x, &y));
+}
+
+static void
+test_decayed_usage_helper(void)
+{
+	FsTime		h = FS_SECONDS(100);
+	FsTime		now = FS_SECONDS(10000);
+
+	CHECK(fs_decayed_usage(10, now - h, now, 0, 3) == 3.0);	/* no memory */
+	CHECK(fs_decayed_usage(10, 0, now, h, 3) == 3.0);	/* never stored */
+	CHECK(fabs(fs_decayed_usage(10, now - h, now, h, 0) - 5.0) < 1e-9);
+	CHECK(fabs(fs_decayed_usage(10, now - 2 * h, now, h, 10) - 10.0) < 1e-9);
+	CHECK(fabs(fs_decayed_usage(0, now - h, now, h, 8) - 4.0) < 1e-9);
+	CHECK(fs_decayed_usage(7, now, now, h, 0) == 7.0);
+}
+
+/* ---------- 2.6 quota shares ---------- */
+
+typedef struct QuotaWorld
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s1,
+				s2,
+				s3;
+} QuotaWorld;
+
+static void
+quota_world(QuotaWorld *w, int64_t capacity, int64_t l1, FsStrategy st1,
+			int64_t l2, FsStrategy st2)
+{
+	sim_init(&w->sim);
+	w->t = sim_type(&w->sim, "ml.p4d.24xlarge");
+	w->env = sim_env(&w->sim, "P4Env");
+	sim_env_limit(&w->sim, w->env, w->t, capacity);
+	w->q = sim_queue(&w->sim, "quota", 1, FS_POLICY_QUOTA_SHARE);
+	sim_queue_env(&w->sim, w->q, w->env);
+	w->s1 = sim_share(&w->sim, w->q, "ProdExp1");
+	sim_share_limit(&w->sim, w->s1, w->t, l1);
+	w->sim.shares[w->s1].strategy = st1;
+	w->s2 = sim_share(&w->sim, w->q, "ProdExp2");
+	sim_share_limit(&w->sim, w->s2, w->t, l2);
+	w->sim.shares[w->s2].strategy = st2;
+	w->s3 = -1;
+}
+
+static void
+test_reserve_is_not_borrowed(void)
+{
+	QuotaWorld	w;
+	int			i,
+				last = 0;
+
+	quota_world(&w, 100, 60, FS_STRATEGY_LEND_AND_BORROW, 40, FS_STRATEGY_RESERVE);
+	sim_run(&w.sim, w.s2, w.env, w.t, 10, 0);
+	for (i = 0; i < 20; i++)
+		last = sim_submit(&w.sim, w.s1, 5, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK_EQ(sim_held(&w.sim, w.s1), 60);	/* 30 kept for ProdExp2 */
+	CHECK_CONTAINS(sim_wait_text(&w.sim, w.sim.jobs[last].id),
+				   "unused quota of RESERVE shares is kept in P4Env");
+	CHECK_CONTAINS(sim_wait_text(&w.sim, w.sim.jobs[last].id), "30 kept for RESERVE shares");
+	sim_free(&w.sim);
+}
+
+static void
+test_lend_does_not_borrow(void)
+{
+	QuotaWorld	w;
+	int			j;
+	const FsWaitReason *r;
+
+	quota_world(&w, 100, 60, FS_STRATEGY_LEND, 40, FS_STRATEGY_LEND);
+	sim_run(&w.sim, w.s1, w.env, w.t, 55, 0);
+	j = sim_submit(&w.sim, w.s1, 10, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK_EQ(sim_count(&w.sim, FS_DECISION_PLACE), 0);
+	r = sim_wait(&w.sim, w.sim.jobs[j].id);
+	CHECK_EQ(r ? (int) r->kind : -1, FS_WAIT_SHARE_LIMIT);
+	CHECK_CONTAINS(sim_wait_text(&w.sim, w.sim.jobs[j].id),
+				   "insufficient unused quota in ProdExp1 for ml.p4d.24xlarge: needs 10, 5 free of its limit 60");
+	CHECK_CONTAINS(sim_wait_text(&w.sim, w.sim.jobs[j].id), "LEND shares do not borrow");
+	sim_free(&w.sim);
+}
+
+static void
+test_borrow_limit(void)
+{
+	QuotaWorld	w;
+	int			i;
+
+	quota_world(&w, 200, 60, FS_STRATEGY_LEND_AND_BORROW, 40, FS_STRATEGY_LEND);
+	w.sim.shares[w.s1].borrow_limit = 50;	/* at most 90 */
+	for (i = 0; i < 30; i++)
+		sim_submit(&w.sim, w.s1, 5, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK_EQ(sim_held(&w.sim, w.s1), 90);
+	CHECK_CONTAINS(sim_wait_text(&w.sim, w.sim.jobs[29].id), "the most it may hold, 90");
+	w.sim.shares[w.s1].borrow_limit = 0;	/* lends, borrows nothing */
+	sim_advance(&w.sim, FS_SECONDS(1));
+	sim_pass(&w.sim);
+	CHECK_EQ(sim_count(&w.sim, FS_DECISION_PLACE), 0);
+	sim_free(&w.sim);
+}
+
+static void
+test_victims_most_over_limit_first(void)
+{
+	QuotaWorld	w;
+	int			a,
+				b,
+				j;
+	const FsDecision *v;
+
+	/* env 110: ProdExp1 (limit 50) holds 30 and wants 20 more;
+	 * ProdExp2 (limit 20) holds 50 (2.5x), ProdExp3 (limit 10) holds 30 (3x) */
+	quota_world(&w, 110, 50, FS_STRATEGY_LEND_AND_BORROW, 20, FS_STRATEGY_LEND_AND_BORROW);
+	w.s3 = sim_share(&w.sim, w.q, "ProdExp3");
+	sim_share_limit(&w.sim, w.s3, w.t, 10);
+	sim_run(&w.sim, w.s1, w.env, w.t, 30, 0);
+	for (a = 0; a < 5; a++)
+		sim_run(&w.sim, w.s2, w.env, w.t, 10, 0);
+	for (b = 0; b < 3; b++)
+		sim_run(&w.sim, w.s3, w.env, w.t, 10, 0);
+	j = sim_submit(&w.sim, w.s1, 20, 0, w.t);
+	sim_pass(&w.sim);
+	/* 3x first: one of ProdExp3's (2x after it), then ProdExp2 (2.5x) */
+	CHECK_EQ(sim_count(&w.sim, FS_DECISION_PREEMPT), 2);
+	v = &w.sim.result->decisions[0];
+	CHECK_EQ(v->kind, FS_DECISION_PREEMPT);
+	CHECK_EQ(v->share, w.s3);
+	v = &w.sim.result->decisions[1];
+	CHECK_EQ(v->share, w.s2);
+	CHECK(sim_decision(&w.sim, FS_DECISION_NOMINATE, w.sim.jobs[j].id) != NULL);
+	sim_free(&w.sim);
+}
+
+static void
+test_victims_only_above_limit(void)
+{
+	QuotaWorld	w;
+	int			j;
+
+	/* nobody above the limit: the guaranteed job waits, nothing preempted */
+	quota_world(&w, 100, 60, FS_STRATEGY_LEND_AND_BORROW, 60, FS_STRATEGY_LEND_AND_BORROW);
+	sim_run(&w.sim, w.s1, w.env, w.t, 50, 0);
+	sim_run(&w.sim, w.s2, w.env, w.t, 50, 0);
+	j = sim_submit(&w.sim, w.s1, 10, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK_EQ(sim_count(&w.sim, FS_DECISION_PREEMPT), 0);
+	CHECK(sim_wait(&w.sim, w.sim.jobs[j].id) != NULL);
+	sim_free(&w.sim);
+}
+
+static void
+test_no_preemption_that_does_not_fit(void)
+{
+	QuotaWorld	w;
+	int			other_queue,
+				other,
+				j,
+				i;
+
+	/*
+	 * 100 instances: ProdExp1 (limit 70) holds 40, ProdExp2 (limit 30) holds
+	 * 40 in jobs of 10, another queue holds 20.  ProdExp1 wants 30 within its
+	 * guarantee, but ProdExp2 is only 10 over its limit: preempting it would
+	 * not make the job fit, so nothing is preempted.
+	 */
+	quota_world(&w, 100, 70, FS_STRATEGY_LEND_AND_BORROW, 30, FS_STRATEGY_LEND_AND_BORROW);
+	other_queue = sim_queue(&w.sim, "other", 0, FS_POLICY_FIFO);
+	sim_queue_env(&w.sim, other_queue, w.env);
+	other = sim_share(&w.sim, other_queue, "other");
+	sim_run(&w.sim, other, w.env, w.t, 20, 0);
+	sim_run(&w.sim, w.s1, w.env, w.t, 40, 0);
+	for (i = 0; i < 4; i++)
+		sim_run(&w.sim, w.s2, w.env, w.t, 10, 0);
+	j = sim_submit(&w.sim, w.s1, 30, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK_EQ(sim_count(&w.sim, FS_DECISION_PREEMPT), 0);
+	CHECK(sim_decision(&w.sim, FS_DECISION_NOMINATE, w.sim.jobs[j].id) == NULL);
+
+	/* a job of 10 is another matter: one victim brings ProdExp2 to its limit */
+	j = sim_submit(&w.sim, w.s1, 10, 1, w.t);
+	sim_pass(&w.sim);
+	CHECK_EQ(sim_count(&w.sim, FS_DECISION_PREEMPT), 1);
+	CHECK(sim_decision(&w.sim, FS_DECISION_NOMINATE, w.sim.jobs[j].id) != NULL);
+	sim_free(&w.sim);
+}
+
+static void
+test_min_runtime_preference(void)
+{
+	QuotaWorld	w;
+	int			young,
+				old,
+				j;
+
+	quota_world(&w, 100, 60, FS_STRATEGY_LEND_AND_BORROW, 40, FS_STRATEGY_LEND);
+	sim_run(&w.sim, w.s1, w.env, w.t, 60, 90);
+	young = sim_run(&w.sim, w.s1, w.env, w.t, 10, 0);
+	w.sim.jobs[young].started_at = w.sim.now - FS_SECONDS(10);	/* younger than 300 s */
+	old = sim_run(&w.sim, w.s1, w.env, w.t, 10, 50);	/* higher priority, but old */
+	sim_run(&w.sim, w.s2, w.env, w.t, 20, 0);
+	j = sim_submit(&w.sim, w.s2, 10, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PREEMPT, w.sim.jobs[old].id) != NULL);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PREEMPT, w.sim.jobs[young].id) == NULL);
+	(void) j;
+	sim_free(&w.sim);
+
+	/* when only the young job frees the room, it is the victim */
+	quota_world(&w, 90, 60, FS_STRATEGY_LEND_AND_BORROW, 40, FS_STRATEGY_LEND);
+	w.s3 = sim_share(&w.sim, w.q, "NoQuota");
+	sim_share_limit(&w.sim, w.s3, w.t, 0);
+	sim_run(&w.sim, w.s1, w.env, w.t, 60, 0);	/* at its limit: not a victim */
+	young = sim_run(&w.sim, w.s3, w.env, w.t, 10, 0);
+	w.sim.jobs[young].started_at = w.sim.now - FS_SECONDS(10);
+	sim_run(&w.sim, w.s2, w.env, w.t, 20, 0);
+	sim_submit(&w.sim, w.s2, 10, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PREEMPT, w.sim.jobs[young].id) != NULL);
+	sim_free(&w.sim);
+}
+
+static void
+test_reverse_walk_drops_unneeded(void)
+{
+	QuotaWorld	w;
+	int			small,
+				big,
+				j;
+
+	/* victim order takes the small low-priority job first, then the big one;
+	 * the big one alone is enough, so the small one is dropped again */
+	quota_world(&w, 100, 60, FS_STRATEGY_LEND_AND_BORROW, 40, FS_STRATEGY_LEND);
+	sim_run(&w.sim, w.s1, w.env, w.t, 57, 10);
+	small = sim_run(&w.sim, w.s1, w.env, w.t, 3, 0);
+	big = sim_run(&w.sim, w.s1, w.env, w.t, 20, 5);
+	sim_run(&w.sim, w.s2, w.env, w.t, 20, 0);
+	j = sim_submit(&w.sim, w.s2, 10, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PREEMPT, w.sim.jobs[big].id) != NULL);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PREEMPT, w.sim.jobs[small].id) == NULL);
+	CHECK_EQ(sim_count(&w.sim, FS_DECISION_PREEMPT), 1);
+	(void) j;
+	sim_free(&w.sim);
+}
+
+static void
+test_nominated_room_is_held(void)
+{
+	QuotaWorld	w;
+	int			j,
+				other,
+				k;
+
+	/* 100: ProdExp1 holds 75 (limit 60), ProdExp2 20 (limit 40), 5 free */
+	quota_world(&w, 100, 60, FS_STRATEGY_LEND_AND_BORROW, 40, FS_STRATEGY_LEND);
+	sim_run(&w.sim, w.s1, w.env, w.t, 45, 0);
+	sim_run(&w.sim, w.s1, w.env, w.t, 15, 0);
+	sim_run(&w.sim, w.s1, w.env, w.t, 15, 0);
+	sim_run(&w.sim, w.s2, w.env, w.t, 20, 0);
+	j = sim_submit(&w.sim, w.s2, 20, 0, w.t);	/* 5 free + 15 from a victim */
+	sim_pass(&w.sim);
+	CHECK_EQ(sim_count(&w.sim, FS_DECISION_PREEMPT), 1);
+	/* a borrower arriving now can take neither the 5 free nor the 15 */
+	other = sim_submit(&w.sim, w.s1, 5, 0, w.t);
+	sim_advance(&w.sim, FS_SECONDS(1));
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PLACE, w.sim.jobs[other].id) == NULL);
+	CHECK_CONTAINS(sim_wait_text(&w.sim, w.sim.jobs[other].id), "is held for job 5");
+	CHECK_CONTAINS(sim_wait_text(&w.sim, w.sim.jobs[j].id),
+				   "is held for this job; waiting for 15 instances of preempted jobs to stop");
+	sim_finish_stops(&w.sim);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PLACE, w.sim.jobs[j].id) != NULL);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PLACE, w.sim.jobs[other].id) == NULL);
+	CHECK_EQ(sim_held(&w.sim, w.s2), 40);
+
+	/* victims that free more than needed: the surplus is nobody's */
+	k = sim_submit(&w.sim, w.s1, 1, 0, w.t);
+	(void) k;
+	sim_free(&w.sim);
+}
+
+static void
+test_lowered_limit_makes_excess_preemptible(void)
+{
+	QuotaWorld	w;
+	int			j;
+
+	quota_world(&w, 100, 60, FS_STRATEGY_LEND_AND_BORROW, 40, FS_STRATEGY_LEND_AND_BORROW);
+	sim_run(&w.sim, w.s1, w.env, w.t, 30, 0);
+	sim_run(&w.sim, w.s1, w.env, w.t, 30, 0);
+	sim_run(&w.sim, w.s2, w.env, w.t, 40, 0);
+	sim_pass(&w.sim);
+	CHECK_EQ(sim_count(&w.sim, FS_DECISION_PREEMPT), 0);
+	/* ProdExp1 loses 30 of its limit, ProdExp2 gains them */
+	sim_share_limit(&w.sim, w.s1, w.t, 30);
+	sim_share_limit(&w.sim, w.s2, w.t, 70);
+	j = sim_submit(&w.sim, w.s2, 30, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK_EQ(sim_count(&w.sim, FS_DECISION_PREEMPT), 1);
+	sim_finish_stops(&w.sim);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PLACE, w.sim.jobs[j].id) != NULL);
+	CHECK_EQ(sim_held(&w.sim, w.s1), 30);
+	sim_free(&w.sim);
+}
+
+static void
+test_guaranteed_before_borrowers_and_by_priority(void)
+{
+	QuotaWorld	w;
+	int			borrow,
+				low,
+				high;
+
+	quota_world(&w, 20, 10, FS_STRATEGY_LEND_AND_BORROW, 10, FS_STRATEGY_LEND_AND_BORROW);
+	sim_run(&w.sim, w.s1, w.env, w.t, 10, 0);
+	borrow = sim_submit(&w.sim, w.s1, 5, 99, w.t);	/* a borrower, however high */
+	sim_advance(&w.sim, FS_SECONDS(1));
+	low = sim_submit(&w.sim, w.s2, 5, 1, w.t);
+	high = sim_submit(&w.sim, w.s2, 5, 2, w.t);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PLACE, w.sim.jobs[borrow].id) == NULL);
+	CHECK_EQ(w.sim.result->decisions[0].job_id, w.sim.jobs[high].id);
+	CHECK_EQ(w.sim.result->decisions[1].job_id, w.sim.jobs[low].id);
+	sim_free(&w.sim);
+}
+
+static void
+test_idle_assignment_fifo_and_fair(void)
+{
+	QuotaWorld	w;
+	int			a,
+				b;
+
+	/* FIFO: the offer that has waited longest */
+	quota_world(&w, 30, 10, FS_STRATEGY_LEND_AND_BORROW, 10, FS_STRATEGY_LEND_AND_BORROW);
+	w.s3 = sim_share(&w.sim, w.q, "Idle");
+	sim_share_limit(&w.sim, w.s3, w.t, 10);
+	sim_run(&w.sim, w.s1, w.env, w.t, 10, 0);
+	sim_run(&w.sim, w.s1, w.env, w.t, 5, 0);	/* ProdExp1 already borrows 5 */
+	sim_run(&w.sim, w.s2, w.env, w.t, 10, 0);
+	a = sim_submit(&w.sim, w.s1, 5, 0, w.t);
+	sim_advance(&w.sim, FS_SECONDS(1));
+	b = sim_submit(&w.sim, w.s2, 5, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PLACE, w.sim.jobs[a].id) != NULL);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PLACE, w.sim.jobs[b].id) == NULL);
+	sim_free(&w.sim);
+
+	/* FAIR: the share that borrows least (relative to its weight) */
+	quota_world(&w, 30, 10, FS_STRATEGY_LEND_AND_BORROW, 10, FS_STRATEGY_LEND_AND_BORROW);
+	w.sim.queues[w.q].idle_assignment = FS_IDLE_FAIR;
+	w.s3 = sim_share(&w.sim, w.q, "Idle");
+	sim_share_limit(&w.sim, w.s3, w.t, 10);
+	sim_run(&w.sim, w.s1, w.env, w.t, 10, 0);
+	sim_run(&w.sim, w.s1, w.env, w.t, 5, 0);
+	sim_run(&w.sim, w.s2, w.env, w.t, 10, 0);
+	a = sim_submit(&w.sim, w.s1, 5, 0, w.t);
+	sim_advance(&w.sim, FS_SECONDS(1));
+	b = sim_submit(&w.sim, w.s2, 5, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PLACE, w.sim.jobs[a].id) == NULL);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PLACE, w.sim.jobs[b].id) != NULL);
+	sim_free(&w.sim);
+}
+
+static void
+test_in_share_victim_order(void)
+{
+	QuotaWorld	w;
+	int			older,
+				newer,
+				j;
+
+	/* equal lowest priority: the most recently started goes first */
+	quota_world(&w, 40, 40, FS_STRATEGY_LEND, 0, FS_STRATEGY_LEND);
+	w.sim.shares[w.s1].in_share_preemption = true;
+	sim_run(&w.sim, w.s1, w.env, w.t, 20, 50);
+	older = sim_run(&w.sim, w.s1, w.env, w.t, 10, 1);
+	newer = sim_run(&w.sim, w.s1, w.env, w.t, 10, 1);
+	w.sim.jobs[newer].started_at = w.sim.jobs[older].started_at + FS_SECONDS(60);
+	j = sim_submit(&w.sim, w.s1, 10, 20, w.t);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PREEMPT, w.sim.jobs[newer].id) != NULL);
+	CHECK_EQ(sim_count(&w.sim, FS_DECISION_PREEMPT), 1);
+	/* not for a job of equal or lower priority */
+	sim_finish_stops(&w.sim);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PLACE, w.sim.jobs[j].id) != NULL);
+	sim_advance(&w.sim, FS_SECONDS(10));
+	sim_pass(&w.sim);
+	CHECK_EQ(sim_count(&w.sim, FS_DECISION_PREEMPT), 0);
+	sim_free(&w.sim);
+}
+
+static void
+test_nomination_dropped_when_env_disabled(void)
+{
+	QuotaWorld	w;
+	int			j;
+
+	quota_world(&w, 100, 60, FS_STRATEGY_LEND_AND_BORROW, 40, FS_STRATEGY_LEND);
+	sim_run(&w.sim, w.s1, w.env, w.t, 80, 0);
+	sim_run(&w.sim, w.s2, w.env, w.t, 20, 0);
+	j = sim_submit(&w.sim, w.s2, 20, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_NOMINATE, w.sim.jobs[j].id) != NULL);
+	w.sim.envs[w.env].enabled = false;
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_DROP_NOMINATION, w.sim.jobs[j].id) != NULL);
+	CHECK_EQ(w.sim.jobs[j].nomination.kind, FS_NOMINATION_NONE);
+	sim_free(&w.sim);
+}
+
+/* ---------- helpers ---------- */
+
+static void
+test_queue_order(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				a,
+				b,
+				n,
+				j1,
+				j2,
+				j3,
+				j4;
+	FsOrderEntry *order;
+
+	/* fair share: a (weight 1) gets two picks for b's (weight 2) one */
+	simple_world(&sim, FS_POLICY_FAIR_SHARE, 1, &t, &env, &q, &a);
+	b = sim_share(&sim, q, "other");
+	sim.shares[b].weight = 2;
+	j1 = sim_submit(&sim, a, 1, 0, t);
+	j2 = sim_submit(&sim, a, 1, 0, t);
+	j3 = sim_submit(&sim, b, 1, 0, t);
+	j4 = sim_submit(&sim, a, 1, 0, t);
+	sim_pass(&sim);				/* j1 placed */
+	sim_pass(&sim);				/* and running */
+	n = fs_queue_order(&sim.input, q, 0, &sim.allocator, &order);
+	CHECK_EQ(n, 3);				/* j1 was placed: three are left */
+	if (n == 3)
+	{
+		/* a holds 1: (1+1) x 1 = 2 ties (0+1) x 2 = 2; j2 has the lower id */
+		CHECK_EQ(order[0].job_id, ID(j2));
+		CHECK_EQ(order[1].job_id, ID(j3));
+		CHECK_EQ(order[2].job_id, ID(j4));
+		CHECK_EQ(order[2].position, 3);
+	}
+	free(order);
+	n = fs_queue_order(&sim.input, q, 2, &sim.allocator, &order);
+	CHECK_EQ(n, 2);
+	free(order);
+	(void) j1;
+	sim_free(&sim);
+}
+
+static void
+test_more_jobs_needed(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				i;
+
+	simple_world(&sim, FS_POLICY_FIFO, 10, &t, &env, &q, &s);
+	sim.prefix = 3;
+	for (i = 0; i < 8; i++)
+		sim_submit(&sim, s, 1, 0, t);
+	sim_pass(&sim);
+	CHECK_EQ(sim_count(&sim, FS_DECISION_PLACE), 3);
+	CHECK(sim.result->more_jobs_needed);
+	sim_pass(&sim);
+	sim_pass(&sim);
+	CHECK_EQ(sim_count(&sim, FS_DECISION_PLACE), 2);
+	sim_pass(&sim);
+	CHECK(!sim.result->more_jobs_needed);
+	sim_free(&sim);
+}
+
+static void
+test_check_input(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s;
+	char		message[200];
+	int			bad_env = 7;
+
+	simple_world(&sim, FS_POLICY_FIFO, 10, &t, &env, &q, &s);
+	sim_submit(&sim, s, 1, 0, t);
+	sim_pass(&sim);
+	CHECK(fs_check_input(&sim.input, message, sizeof(message)));
+	((FsQueue *) sim.input.queues)[0].environments = &bad_env;
+	CHECK(!fs_check_input(&sim.input, message, sizeof(message)));
+	CHECK_CONTAINS(message, "queue 0: environment index out of range");
+	((FsQueue *) sim.input.queues)[0].environments = sim.queues[0].envs;
+	sim_free(&sim);
+}
+
+/* An arena allocator without free: the core must not need free at all. */
+typedef struct Arena
+{
+	char		buf[1 << 20];
+	size_t		used;
+} Arena;
+
+static void *
+arena_alloc(void *ctx, size_t size)
+{
+	Arena	   *a = ctx;
+	void	   *p;
+
+	size = (size + 15) & ~(size_t) 15;
+	if (a->used + size > sizeof(a->buf))
+		abort();
+	p = a->buf + a->used;
+	a->used += size;
+	return p;
+}
+
+static void
+test_arena_allocator_and_no_leaks(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				i;
+	static Arena arena;
+	FsAllocator alloc = {arena_alloc, NULL, &arena};
+	FsResult   *r;
+
+	simple_world(&sim, FS_POLICY_FIFO, 10, &t, &env, &q, &s);
+	for (i = 0; i < 50; i++)
+		sim_submit(&sim, s, 1 + i % 3, 0, t);
+	sim_pass(&sim);
+	arena.used = 0;
+	r = fs_schedule(&sim.input, &alloc);
+	CHECK_EQ(r->n_decisions, sim.result->n_decisions);
+	CHECK(arena.used > 0);
+	sim_free(&sim);
+	CHECK_EQ(sim.allocs, sim.frees);
+}
+
+/* ---------- rules found by the property tests ---------- */
+
+static void
+test_in_share_preemption_does_not_borrow_more(void)
+{
+	Sim			sim;
+	int			t0,
+				t1,
+				env,
+				q,
+				s,
+				i,
+				j,
+				low_t1 = -1;
+
+	/*
+	 * The share may hold 12 in all and 6 of type t1, and holds 8 of t0 and 6
+	 * of t1 (priority 9).  A priority-5 job of t1 would fit if two t0 jobs
+	 * were stopped -- but then the share would hold 8 of t1, borrowing more,
+	 * to be reclaimed by the next lender: no preemption.
+	 */
+	sim_init(&sim);
+	t0 = sim_type(&sim, "ml.t0");
+	t1 = sim_type(&sim, "ml.t1");
+	env = sim_env(&sim, "Env");
+	sim_env_limit(&sim, env, FS_UNIT_NUM_INSTANCES, 14);
+	q = sim_queue(&sim, "quota", 1, FS_POLICY_QUOTA_SHARE);
+	sim_queue_env(&sim, q, env);
+	s = sim_share(&sim, q, "Share");
+	sim_share_limit(&sim, s, FS_UNIT_NUM_INSTANCES, 12);
+	sim_share_limit(&sim, s, t1, 6);
+	sim.shares[s].in_share_preemption = true;
+	for (i = 0; i < 4; i++)
+		sim_run(&sim, s, env, t0, 2, 0);
+	for (i = 0; i < 3; i++)
+		sim_run(&sim, s, env, t1, 2, 9);
+	j = sim_submit(&sim, s, 2, 5, t1);
+	sim_pass(&sim);
+	CHECK_EQ(sim_count(&sim, FS_DECISION_PREEMPT), 0);
+
+	/* with a lower-priority t1 job to replace, it preempts that one only */
+	sim.jobs[sim.n_jobs - 2].priority = 1;
+	low_t1 = sim.n_jobs - 2;
+	sim_pass(&sim);
+	CHECK_EQ(sim_count(&sim, FS_DECISION_PREEMPT), 1);
+	CHECK(sim_decision(&sim, FS_DECISION_PREEMPT, ID(low_t1)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_NOMINATE, ID(j)) != NULL);
+	sim_free(&sim);
+}
+
+static void
+test_prefix_used_up_stops_the_pass(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				a,
+				b,
+				lowq,
+				low,
+				i,
+				jl;
+
+	/* fair share, heads of 2: a's whole head is placed and a is next in line */
+	simple_world(&sim, FS_POLICY_FAIR_SHARE, 10, &t, &env, &q, &a);
+	b = sim_share(&sim, q, "heavy");
+	sim.shares[b].weight = 5;
+	lowq = sim_queue(&sim, "later", 0, FS_POLICY_FIFO);
+	sim_queue_env(&sim, lowq, env);
+	low = sim_share(&sim, lowq, "later");
+	sim.prefix = 2;
+	for (i = 0; i < 6; i++)
+		sim_submit(&sim, a, 1, 0, t);
+	sim_submit(&sim, b, 1, 0, t);
+	jl = sim_submit(&sim, low, 1, 0, t);
+	sim_pass(&sim);
+	CHECK(sim.result->more_jobs_needed);
+	CHECK_EQ(sim_held(&sim, a), 2);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(jl)) == NULL);	/* not its turn yet */
+	for (i = 0; i < 10 && sim.result->more_jobs_needed; i++)
+		sim_pass(&sim);
+	CHECK_EQ(sim_held(&sim, a), 6);
+	CHECK_EQ(sim_held(&sim, b), 1);
+	CHECK_EQ(sim.jobs[jl].state, SIM_RUNNING);
+	sim_free(&sim);
+}
+
+static void
+test_starvation_needs_backfill(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				a,
+				b,
+				i,
+				pass;
+
+	/* a saturated fair-share queue: heads wait long, but nothing goes past them */
+	simple_world(&sim, FS_POLICY_FAIR_SHARE, 4, &t, &env, &q, &a);
+	b = sim_share(&sim, q, "other");
+	sim.starvation = FS_SECONDS(600);
+	for (i = 0; i < 4; i++)
+		sim_run(&sim, i % 2 ? a : b, env, t, 1, 0);
+	for (i = 0; i < 10; i++)
+	{
+		sim_submit(&sim, a, 1, 0, t);
+		sim_submit(&sim, b, 1, 0, t);
+	}
+	for (pass = 0; pass < 30; pass++)
+	{
+		sim_pass(&sim);
+		CHECK_EQ(sim_count(&sim, FS_DECISION_NOMINATE), 0);
+		sim_advance(&sim, FS_SECONDS(60));
+	}
+	sim_free(&sim);
+}
+
+static void
+test_same_moment_placement_is_no_victim(void)
+{
+	QuotaWorld	w;
+	int			fresh,
+				j;
+
+	quota_world(&w, 100, 60, FS_STRATEGY_LEND_AND_BORROW, 40, FS_STRATEGY_LEND);
+	sim_run(&w.sim, w.s1, w.env, w.t, 60, 0);
+	fresh = sim_run(&w.sim, w.s1, w.env, w.t, 20, 0);
+	w.sim.jobs[fresh].started_at = w.sim.now;	/* placed by a pass at this moment */
+	sim_run(&w.sim, w.s2, w.env, w.t, 20, 0);
+	j = sim_submit(&w.sim, w.s2, 20, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PREEMPT, w.sim.jobs[fresh].id) == NULL);
+	CHECK_EQ(sim_count(&w.sim, FS_DECISION_PREEMPT), 1);	/* the 60 instead */
+	CHECK(sim_decision(&w.sim, FS_DECISION_NOMINATE, w.sim.jobs[j].id) != NULL);
+	sim_free(&w.sim);
+}
+
+static void
+test_victims_count_until_next_pass(void)
+{
+	QuotaWorld	w;
+	int			high,
+				low,
+				victim,
+				j;
+
+	/*
+	 * 29 instances, 1 free.  ProdExp2 (limit 10) holds 12: its high-priority
+	 * job is a borrower.
+	 * ProdExp1 reclaims 4 of ProdExp2's instances; within the same pass
+	 * ProdExp2's low-priority job must not become "guaranteed" ahead of its
+	 * high-priority one, which was a borrower when it was looked at.
+	 */
+	quota_world(&w, 29, 20, FS_STRATEGY_LEND_AND_BORROW, 10, FS_STRATEGY_LEND_AND_BORROW);
+	sim_run(&w.sim, w.s1, w.env, w.t, 16, 0);
+	sim_run(&w.sim, w.s2, w.env, w.t, 8, 0);
+	victim = sim_run(&w.sim, w.s2, w.env, w.t, 4, 0);
+	high = sim_submit(&w.sim, w.s2, 1, 9, w.t);
+	j = sim_submit(&w.sim, w.s1, 4, 5, w.t);	/* 16 + 4 <= 20: guaranteed */
+	low = sim_submit(&w.sim, w.s2, 1, 1, w.t);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PREEMPT, w.sim.jobs[victim].id) != NULL);
+	CHECK(sim_decision(&w.sim, FS_DECISION_NOMINATE, w.sim.jobs[j].id) != NULL);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PLACE, w.sim.jobs[low].id) == NULL);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PLACE, w.sim.jobs[high].id) != NULL);	/* the 1 free */
+	sim_free(&w.sim);
+}
+
+static void
+test_reserve_kept_across_environments(void)
+{
+	Sim			sim;
+	int			t,
+				e1,
+				e2,
+				q,
+				r,
+				b,
+				j;
+
+	/* RESERVE share keeps 10 unused; the two environments have 6 free each */
+	sim_init(&sim);
+	t = sim_type(&sim, "ml.p4d.24xlarge");
+	e1 = sim_env(&sim, "One");
+	e2 = sim_env(&sim, "Two");
+	sim_env_limit(&sim, e1, FS_UNIT_NUM_INSTANCES, 10);
+	sim_env_limit(&sim, e2, FS_UNIT_NUM_INSTANCES, 10);
+	q = sim_queue(&sim, "quota", 1, FS_POLICY_QUOTA_SHARE);
+	sim_queue_env(&sim, q, e1);
+	sim_queue_env(&sim, q, e2);
+	r = sim_share(&sim, q, "Reserved");
+	sim_share_limit(&sim, r, FS_UNIT_NUM_INSTANCES, 10);
+	sim.shares[r].strategy = FS_STRATEGY_RESERVE;
+	b = sim_share(&sim, q, "Borrower");
+	sim_share_limit(&sim, b, FS_UNIT_NUM_INSTANCES, 4);
+	sim_run(&sim, b, e1, t, 4, 0);
+	sim_run(&sim, b, e2, t, 4, 0);
+	/* 12 free in all; 10 kept: a borrower may take 2, not 3 */
+	j = sim_submit(&sim, b, 3, 0, t);
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(j)) == NULL);
+	j = sim_submit(&sim, b, 2, 0, t);
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(j)) != NULL);
+	sim_free(&sim);
+}
+
+static void
+test_nomination_dropped_when_limit_lowered(void)
+{
+	QuotaWorld	w;
+	int			j;
+
+	quota_world(&w, 100, 60, FS_STRATEGY_LEND_AND_BORROW, 40, FS_STRATEGY_LEND);
+	sim_run(&w.sim, w.s1, w.env, w.t, 80, 0);
+	sim_run(&w.sim, w.s2, w.env, w.t, 20, 0);
+	j = sim_submit(&w.sim, w.s2, 20, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_NOMINATE, w.sim.jobs[j].id) != NULL);
+	/* the environment shrinks to 30: 20 + 20 can never fit next to the rest */
+	sim_env_limit(&w.sim, w.env, w.t, 30);
+	sim_finish_stops(&w.sim);
+	sim_run(&w.sim, w.s1, w.env, w.t, 15, 0);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_DROP_NOMINATION, w.sim.jobs[j].id) != NULL);
+	sim_free(&w.sim);
+}
+
+static void
+test_running_job_without_share(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				j;
+	FsRunningJob other = {0};
+	FsRunningJob *running;
+	FsResult   *r;
+
+	/* a running job of a disabled queue (share -1) fills capacity, is never a victim */
+	simple_world(&sim, FS_POLICY_FIFO, 10, &t, &env, &q, &s);
+	j = sim_submit(&sim, s, 5, 0, t);
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(j)) != NULL);
+	sim.jobs[j].state = SIM_RUNNABLE;
+	sim_pass(&sim);				/* rebuild the input with j runnable again */
+	running = malloc(sizeof(FsRunningJob));
+	other.job_id = 999;
+	other.share = -1;
+	other.environment = env;
+	other.instance_type = t;
+	other.instance_count = 6;
+	other.started_at = sim.now - FS_SECONDS(3600);
+	*running = other;
+	sim.input.running = running;
+	sim.input.n_running = 1;
+	r = fs_schedule(&sim.input, &sim.allocator);
+	CHECK_EQ(r->n_decisions, 0);
+	CHECK(r->n_wait_reasons == 1 && r->wait_reasons[0].in_use == 6);
+	fs_result_free(r, &sim.allocator);
+	free(running);
+	sim_free(&sim);
+}
+
+static void
+test_sentences(void)
+{
+	QuotaWorld	w;
+	int			j;
+	const FsDecision *d;
+	char		text[300];
+
+	quota_world(&w, 100, 60, FS_STRATEGY_LEND_AND_BORROW, 40, FS_STRATEGY_LEND);
+	sim_run(&w.sim, w.s1, w.env, w.t, 75, 0);
+	sim_run(&w.sim, w.s2, w.env, w.t, 25, 0);
+	j = sim_submit(&w.sim, w.s2, 15, 0, w.t);
+	sim_pass(&w.sim);
+	d = sim_decision(&w.sim, FS_DECISION_PREEMPT, 1);
+	CHECK(d != NULL);
+	if (d)
+	{
+		fs_format_decision(&w.sim.input, d, text, sizeof(text));
+		CHECK_CONTAINS(text, "preempted by job 3 to reclaim the guaranteed capacity of quota share ProdExp2: "
+					   "ProdExp1 holds 75 instances, its limit is 60");
+	}
+	d = sim_decision(&w.sim, FS_DECISION_NOMINATE, w.sim.jobs[j].id);
+	CHECK(d != NULL);
+	if (d)
+	{
+		fs_format_decision(&w.sim.input, d, text, sizeof(text));
+		CHECK_CONTAINS(text, "capacity in P4Env for ml.p4d.24xlarge is held for this job while preempted jobs stop");
+	}
+	/* snprintf-like: the length it needs, however small the buffer */
+	CHECK(fs_format_wait_reason(&w.sim.input, sim_wait(&w.sim, w.sim.jobs[j].id), text, 8) > 8);
+	CHECK_EQ(strlen(text), 7);
+	sim_free(&w.sim);
+}
+
+static void
+test_queue_order_fifo_and_quota(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				a,
+				b,
+				c,
+				n;
+	FsOrderEntry *order;
+	QuotaWorld	w;
+
+	simple_world(&sim, FS_POLICY_FIFO, 10, &t, &env, &q, &s);
+	a = sim_submit(&sim, s, 1, 9, t);
+	sim_advance(&sim, FS_SECONDS(1));
+	b = sim_submit(&sim, s, 500, 0, t);	/* misconfigured: last */
+	sim_advance(&sim, FS_SECONDS(1));
+	c = sim_submit(&sim, s, 1, 0, t);
+	sim_pass(&sim);
+	n = fs_queue_order(&sim.input, q, 0, &sim.allocator, &order);
+	CHECK_EQ(n, 3);
+	if (n == 3)
+	{
+		CHECK_EQ(order[0].job_id, ID(a));
+		CHECK_EQ(order[1].job_id, ID(c));
+		CHECK_EQ(order[2].job_id, ID(b));
+	}
+	free(order);
+	sim_free(&sim);
+
+	/* quota: within guarantee by priority, then borrowers */
+	quota_world(&w, 100, 10, FS_STRATEGY_LEND_AND_BORROW, 10, FS_STRATEGY_LEND_AND_BORROW);
+	sim_run(&w.sim, w.s1, w.env, w.t, 10, 0);
+	a = sim_submit(&w.sim, w.s1, 5, 9, w.t);	/* borrower */
+	b = sim_submit(&w.sim, w.s2, 5, 1, w.t);	/* guaranteed */
+	c = sim_submit(&w.sim, w.s2, 5, 5, w.t);	/* guaranteed, higher */
+	sim_pass(&w.sim);
+	n = fs_queue_order(&w.sim.input, w.q, 0, &w.sim.allocator, &order);
+	CHECK_EQ(n, 3);
+	if (n == 3)
+	{
+		CHECK_EQ(order[0].job_id, w.sim.jobs[c].id);
+		CHECK_EQ(order[1].job_id, w.sim.jobs[b].id);
+		CHECK_EQ(order[2].job_id, w.sim.jobs[a].id);
+	}
+	free(order);
+	sim_free(&w.sim);
+}
+
+const TestCase rule_tests[] = {
+	{"limits_num_and_type", test_limits_num_and_type},
+	{"type_without_limit_cannot_be_placed", test_type_without_limit_cannot_be_placed},
+	{"stopping_jobs_occupy_capacity", test_stopping_jobs_occupy_capacity},
+	{"misconfigured_does_not_block", test_misconfigured_does_not_block},
+	{"disabled_environment", test_disabled_environment},
+	{"queue_ties_by_name", test_queue_ties_by_name},
+	{"fifo_backfill_and_order", test_fifo_backfill_and_order},
+	{"strict_fifo", test_strict_fifo},
+	{"fallback_order_environments_then_types", test_fallback_order_environments_then_types},
+	{"backoff_reason", test_backoff_reason},
+	{"starvation_holds_capacity", test_starvation_holds_capacity},
+	{"starvation_off", test_starvation_off},
+	{"fair_placements_count_into_usage", test_fair_placements_count_into_usage},
+	{"fair_backfill_and_priority", test_fair_backfill_and_priority},
+	{"fair_compute_reservation", test_fair_compute_reservation},
+	{"share_weight_helper", test_share_weight_helper},
+	{"decayed_usage_helper", test_decayed_usage_helper},
+	{"reserve_is_not_borrowed", test_reserve_is_not_borrowed},
+	{"lend_does_not_borrow", test_lend_does_not_borrow},
+	{"borrow_limit", test_borrow_limit},
+	{"victims_most_over_limit_first", test_victims_most_over_limit_first},
+	{"victims_only_above_limit", test_victims_only_above_limit},
+	{"no_preemption_that_does_not_fit", test_no_preemption_that_does_not_fit},
+	{"min_runtime_preference", test_min_runtime_preference},
+	{"reverse_walk_drops_unneeded", test_reverse_walk_drops_unneeded},
+	{"nominated_room_is_held", test_nominated_room_is_held},
+	{"lowered_limit_makes_excess_preemptible", test_lowered_limit_makes_excess_preemptible},
+	{"guaranteed_before_borrowers_and_by_priority", test_guaranteed_before_borrowers_and_by_priority},
+	{"idle_assignment_fifo_and_fair", test_idle_assignment_fifo_and_fair},
+	{"in_share_victim_order", test_in_share_victim_order},
+	{"nomination_dropped_when_env_disabled", test_nomination_dropped_when_env_disabled},
+	{"queue_order", test_queue_order},
+	{"more_jobs_needed", test_more_jobs_needed},
+	{"check_input", test_check_input},
+	{"arena_allocator_and_no_leaks", test_arena_allocator_and_no_leaks},
+	{"in_share_preemption_does_not_borrow_more", test_in_share_preemption_does_not_borrow_more},
+	{"prefix_used_up_stops_the_pass", test_prefix_used_up_stops_the_pass},
+	{"starvation_needs_backfill", test_starvation_needs_backfill},
+	{"same_moment_placement_is_no_victim", test_same_moment_placement_is_no_victim},
+	{"victims_count_until_next_pass", test_victims_count_until_next_pass},
+	{"reserve_kept_across_environments", test_reserve_kept_across_environments},
+	{"nomination_dropped_when_limit_lowered", test_nomination_dropped_when_limit_lowered},
+	{"running_job_without_share", test_running_job_without_share},
+	{"sentences", test_sentences},
+	{"queue_order_fifo_and_quota", test_queue_order_fifo_and_quota},
+};
+const int	n_rule_tests = sizeof(rule_tests) / sizeof(rule_tests[0]);
