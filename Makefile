@@ -32,6 +32,10 @@ EXTRA_CLEAN = $(DATA_built)
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# PGXS does not track header dependencies; rebuild everything when any
+# header changes rather than risk objects built against an old struct.
+$(OBJS): $(wildcard src/*.h src/*/*.h)
+
 $(DATA_built): $(SQL_PARTS) Makefile
 	@{ printf '%s\n' '-- Generated from sql/parts/*.sql by make; edit the parts.' \
 	     '\echo Use "CREATE EXTENSION $(EXTENSION)" to load this file. \quit'; \

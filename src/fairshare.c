@@ -17,6 +17,8 @@
 
 #include "fairshare.h"
 #include "tables/config_cache.h"
+#include "worker/dispatcher.h"
+#include "worker/shared_state.h"
 
 PG_MODULE_MAGIC;
 
@@ -151,4 +153,11 @@ _PG_init(void)
 	MarkGUCPrefixReserved("fairshare");
 
 	fairshare_config_cache_init();
+
+	/* Shared memory and the dispatcher exist only when preloaded. */
+	if (process_shared_preload_libraries_in_progress)
+	{
+		fairshare_shared_state_init();
+		fairshare_register_dispatcher();
+	}
 }

@@ -185,3 +185,183 @@ REVOKE ALL ON FUNCTION fairshare.apply_status(bigint, jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare.apply_status(bigint, jsonb) TO fairshare_admin;
 GRANT SELECT, INSERT, UPDATE, DELETE ON fairshare.share_usage, fairshare.capacity_backoffs TO fairshare_admin;
 GRANT SELECT ON fairshare.share_usage TO fairshare_submitter;
+
+-- The start of every pass (not of a dry run): new jobs enter their queue,
+-- jobs of disabled queues or quota shares wait as PENDING (and come back
+-- when re-enabled), and attempts past attempt_duration_seconds get a stop.
+CREATE FUNCTION fairshare._prepare_pass()
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	-- New and pending jobs: RUNNABLE, or PENDING while their queue or quota
+	-- share is disabled.  (jobs_new_idx: only SUBMITTED and PENDING rows.)
+	UPDATE fairshare.jobs j
+	   SET status = CASE WHEN b.blocked IS NULL THEN 'RUNNABLE' ELSE 'PENDING' END::fairshare.job_status,
+		   status_reason = b.blocked
+	  FROM (SELECT w.job_id,
+				   CASE WHEN q.state <> 'ENABLED' THEN format('job queue "%s" is DISABLED', q.name)
+						WHEN qs.state <> 'ENABLED' THEN format('quota share "%s" is DISABLED', qs.name)
+				   END AS blocked
+			  FROM fairshare.jobs w
+			  JOIN fairshare.job_queues q ON q.name = w.job_queue
+			  LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = w.job_queue AND qs.name = w.quota_share
+			 WHERE w.status IN ('SUBMITTED', 'PENDING')) b
+	 WHERE j.job_id = b.job_id AND (j.status = 'SUBMITTED' OR b.blocked IS NULL);
+
+	-- Waiting jobs of a queue or quota share that was disabled since.
+	UPDATE fairshare.jobs
+	   SET status = 'PENDING', status_reason = format('job queue "%s" is DISABLED', job_queue)
+	 WHERE status = 'RUNNABLE'
+	   AND job_queue IN (SELECT name FROM fairshare.job_queues WHERE state <> 'ENABLED');
+	UPDATE fairshare.jobs
+	   SET status = 'PENDING', status_reason = format('quota share "%s" is DISABLED', quota_share)
+	 WHERE status = 'RUNNABLE'
+	   AND (job_queue, quota_share) IN (SELECT job_queue, name FROM fairshare.quota_shares WHERE state <> 'ENABLED');
+
+	-- Attempts past their attempt_duration_seconds: ask for the stop.
+	UPDATE fairshare.jobs
+	   SET stop_kind = 'TIMEOUT', stop_requested_at = now(), preempted_for = NULL,
+		   stop_reason = format('Attempt %s timed out after %s seconds (attempt_duration_seconds)',
+								attempts, attempt_duration_seconds)
+	 WHERE status IN ('STARTING', 'RUNNING') AND attempt_duration_seconds IS NOT NULL
+	   AND started_at + make_interval(secs => attempt_duration_seconds) <= now()
+	   AND stop_kind IS DISTINCT FROM 'TERMINATE' AND stop_kind IS DISTINCT FROM 'TIMEOUT';
+END
+$$;
+
+CREATE FUNCTION fairshare.schedule(dry_run boolean DEFAULT false)
+RETURNS TABLE (job_id bigint, action text, service_environment text, instance_type text, reason text)
+AS 'MODULE_PATHNAME', 'fairshare_schedule'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION fairshare.schedule(boolean) IS
+	'One scheduling pass over every enabled queue: PLACE and PREEMPT decisions, applied unless dry_run.';
+REVOKE ALL ON FUNCTION fairshare.schedule(boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairshare.schedule(boolean) TO fairshare_admin;
+
+CREATE FUNCTION fairshare.queue_snapshot(job_queue text, max_jobs integer DEFAULT 100)
+RETURNS TABLE ("position" integer, job_id bigint, job_name text, share text, scheduling_priority integer,
+			   status fairshare.job_status, earliest_time_at_position timestamptz, pending_reason text)
+AS 'MODULE_PATHNAME', 'fairshare_queue_snapshot'
+LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION fairshare.queue_snapshot(text, integer) IS
+	'The RUNNABLE jobs of a queue in the order the scheduler would place them, with why each waits.  '
+	'earliest_time_at_position is the time the job entered the queue (runnable_at).';
+
+CREATE FUNCTION fairshare._explain_pass(job_id bigint, job_queue text, share text, depth integer,
+	OUT "position" integer, OUT ahead bigint[], OUT reason text, OUT wait_kind text,
+	OUT service_environment text, OUT instance_type text, OUT needed integer, OUT capacity_limit bigint,
+	OUT in_use bigint, OUT held bigint, OUT reserved bigint, OUT free bigint, OUT held_for_job bigint,
+	OUT share_weight double precision, OUT share_usage double precision, OUT share_held bigint,
+	OUT share_limit bigint)
+AS 'MODULE_PATHNAME', 'fairshare_explain_pass'
+LANGUAGE C VOLATILE;
+
+-- The number of RUNNABLE jobs ahead of a job in its own share, in the
+-- share's order (FIFO: runnable_at, job_id; otherwise priority first).
+CREATE FUNCTION fairshare._jobs_ahead_in_share(j fairshare.jobs, cap integer)
+RETURNS bigint LANGUAGE sql STABLE AS $$
+	SELECT count(*) FROM (
+		SELECT 1 FROM fairshare.jobs o
+		 WHERE o.status = 'RUNNABLE' AND o.job_queue = j.job_queue
+		   AND o.share_identifier IS NOT DISTINCT FROM j.share_identifier
+		   AND o.quota_share IS NOT DISTINCT FROM j.quota_share
+		   AND CASE WHEN j.share_identifier IS NULL AND j.quota_share IS NULL
+					THEN (o.runnable_at, o.job_id) < (j.runnable_at, j.job_id)
+					ELSE (-o.scheduling_priority, o.runnable_at, o.job_id) < (-j.scheduling_priority, j.runnable_at, j.job_id)
+			   END
+		 LIMIT cap) ahead
+$$;
+
+CREATE FUNCTION fairshare.explain(job_id bigint)
+RETURNS jsonb LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+	j fairshare.jobs;
+	share text;
+	ahead bigint;
+	p record;
+	summary text;
+	info jsonb;
+	depth_cap constant integer := 10000;
+BEGIN
+	-- As the caller: a submitter explains only its own jobs.
+	SELECT * INTO j FROM fairshare.jobs WHERE jobs.job_id = explain.job_id;
+	IF NOT FOUND THEN
+		PERFORM fairshare._reject('P0002', format('job %s does not exist', explain.job_id),
+								  'A submitter sees only the jobs it submitted.');
+	END IF;
+	share := coalesce(j.share_identifier, j.quota_share);
+	info := jsonb_build_object(
+		'job_id', j.job_id, 'job_name', j.job_name, 'job_queue', j.job_queue, 'share', share,
+		'status', j.status, 'status_reason', j.status_reason,
+		'scheduling_priority', j.scheduling_priority, 'instance_count', j.instance_count,
+		'instance_types', to_jsonb(j.instance_types), 'attempts', j.attempts,
+		'retry_attempts', j.retry_attempts, 'preemptions', j.preemptions);
+
+	IF j.status = 'SUBMITTED' THEN
+		summary := 'Submitted; the next scheduling pass puts it in its queue.';
+	ELSIF j.status = 'PENDING' THEN
+		summary := 'Pending: ' || coalesce(j.status_reason, 'waiting for something other than capacity') || '.';
+	ELSIF j.status = 'RUNNABLE' THEN
+		ahead := fairshare._jobs_ahead_in_share(j, depth_cap);
+		IF ahead < depth_cap THEN
+			p := fairshare._explain_pass(j.job_id, j.job_queue, share, (ahead + 1)::integer);
+		END IF;
+		summary := coalesce(p.reason,
+			format('%s%s jobs are ahead of it in %s; the scheduler looks at the first %s of a share when it explains',
+				   CASE WHEN ahead >= depth_cap THEN 'At least ' ELSE '' END, ahead,
+				   coalesce(share, 'queue ' || j.job_queue), depth_cap));
+		info := info || jsonb_build_object(
+			'position', p.position,
+			'jobs_ahead_in_share', ahead,
+			'ahead', to_jsonb(p.ahead),
+			'blocked_by', jsonb_strip_nulls(jsonb_build_object(
+				'kind', p.wait_kind, 'service_environment', p.service_environment,
+				'instance_type', p.instance_type, 'needed', p.needed, 'limit', p.capacity_limit,
+				'in_use', p.in_use, 'held_for_others', p.held, 'reserved', p.reserved, 'free', p.free,
+				'held_for_job', p.held_for_job)),
+			'share_state', jsonb_strip_nulls(jsonb_build_object(
+				'weight', p.share_weight, 'usage', round(p.share_usage::numeric, 2), 'held', p.share_held,
+				'limit', p.share_limit)),
+			'nomination', CASE WHEN j.nomination_kind IS NOT NULL THEN jsonb_build_object(
+				'kind', j.nomination_kind, 'service_environment', j.nominated_environment,
+				'instance_type', j.nominated_instance_type, 'since', j.nominated_at) END,
+			'capacity_backoffs', (SELECT jsonb_agg(jsonb_build_object(
+					'service_environment', b.service_environment, 'instance_type', b.instance_type,
+					'until', b.until, 'reason', b.reason) ORDER BY b.until)
+				  FROM fairshare.capacity_backoffs b WHERE b.job_id = j.job_id AND b.until > now()));
+	ELSIF j.status IN ('SCHEDULED', 'STARTING', 'RUNNING') THEN
+		summary := format('%s on %s: %s x %s, training job %s', j.status, j.service_environment,
+						  j.instance_count, j.instance_type, j.training_job_name)
+				   || CASE WHEN j.stop_kind IS NOT NULL
+						   THEN format('; stopping (%s): %s', j.stop_kind, j.stop_reason) ELSE '' END || '.';
+		info := info || jsonb_build_object(
+			'placement', jsonb_strip_nulls(jsonb_build_object(
+				'service_environment', j.service_environment, 'instance_type', j.instance_type,
+				'training_job_name', j.training_job_name, 'training_job_arn', j.training_job_arn,
+				'scheduled_at', j.scheduled_at, 'started_at', j.started_at)),
+			'stop_request', CASE WHEN j.stop_kind IS NOT NULL THEN jsonb_strip_nulls(jsonb_build_object(
+				'kind', j.stop_kind, 'reason', j.stop_reason, 'requested_at', j.stop_requested_at,
+				'sent_at', j.stop_sent_at, 'for_job', j.preempted_for)) END);
+	ELSE
+		summary := format('%s after %s attempt(s)%s', j.status, j.attempts,
+						  coalesce(': ' || j.status_reason, '')) || '.';
+	END IF;
+
+	info := info || jsonb_build_object('summary', summary,
+		'recent_events', (SELECT jsonb_agg(jsonb_build_object('at', e.at, 'from', e.old_status,
+										   'to', e.new_status, 'reason', e.reason) ORDER BY e.event_id)
+							FROM (SELECT * FROM fairshare.job_events ev WHERE ev.job_id = j.job_id
+								   ORDER BY ev.event_id DESC LIMIT 5) e));
+	RETURN jsonb_strip_nulls(info);
+END
+$$;
+COMMENT ON FUNCTION fairshare.explain(bigint) IS
+	'Where a job stands and why: its position, what is ahead of it, which limit blocks it, its share''s usage and weight.';
+
+REVOKE ALL ON FUNCTION fairshare.queue_snapshot(text, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION fairshare.explain(bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION fairshare._explain_pass(bigint, text, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairshare.queue_snapshot(text, integer)
+	TO fairshare_admin, fairshare_submitter, fairshare_viewer;
+GRANT EXECUTE ON FUNCTION fairshare.explain(bigint) TO fairshare_admin, fairshare_submitter, fairshare_viewer;
+GRANT EXECUTE ON FUNCTION fairshare._explain_pass(bigint, text, text, integer)
+	TO fairshare_admin, fairshare_submitter, fairshare_viewer;

@@ -1,0 +1,41 @@
+-- 60_worker.sql — what the dispatcher (src/worker/) needs from SQL:
+-- wake-on-commit, its state, and the CreateTrainingJob body of an attempt.
+
+-- Any transaction that inserts or changes jobs wakes the dispatcher when it
+-- commits (once per transaction; not on rollback).
+CREATE FUNCTION fairshare._wake_dispatcher()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'fairshare_wake_dispatcher'
+LANGUAGE C;
+CREATE TRIGGER wake_dispatcher AFTER INSERT OR UPDATE ON fairshare.jobs
+	FOR EACH STATEMENT EXECUTE FUNCTION fairshare._wake_dispatcher();
+
+CREATE FUNCTION fairshare.dispatcher_state(OUT pid integer, OUT wake_requests bigint,
+										   OUT turns bigint, OUT last_turn_at timestamptz)
+AS 'MODULE_PATHNAME', 'fairshare_dispatcher_state'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION fairshare.dispatcher_state() IS
+	'The dispatcher''s process id (NULL when none runs), committed transactions that woke it, turns it completed, and when the last ended.';
+
+-- The CreateTrainingJob body for a job's current attempt: the submitted
+-- request with the attempt's name, the placement's instance type and count,
+-- and the job's tags (plus fairshare's own) as SageMaker Tags.
+CREATE FUNCTION fairshare.create_training_job_request(job fairshare.jobs)
+RETURNS jsonb LANGUAGE sql STABLE AS $$
+	SELECT job.request || jsonb_build_object(
+		'TrainingJobName', job.training_job_name,
+		'ResourceConfig', coalesce(job.request -> 'ResourceConfig', '{}')
+						  || jsonb_build_object('InstanceType', job.instance_type,
+												'InstanceCount', job.instance_count),
+		'Tags', coalesce(job.request -> 'Tags', '[]')
+				|| coalesce((SELECT jsonb_agg(jsonb_build_object('Key', key, 'Value', value) ORDER BY key)
+							   FROM jsonb_each_text(job.tags)), '[]')
+				|| jsonb_build_array(
+					   jsonb_build_object('Key', 'fairshare:job-id', 'Value', job.job_id::text),
+					   jsonb_build_object('Key', 'fairshare:job-queue', 'Value', job.job_queue)))
+$$;
+COMMENT ON FUNCTION fairshare.create_training_job_request(fairshare.jobs) IS
+	'The CreateTrainingJob request the dispatcher sends for the job''s current attempt.';
+
+REVOKE ALL ON FUNCTION fairshare.dispatcher_state() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairshare.dispatcher_state() TO fairshare_admin, fairshare_viewer;

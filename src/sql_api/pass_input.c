@@ -1,0 +1,1004 @@
+/*-------------------------------------------------------------------------
+ *
+ * pass_input.c
+ *		Load what one scheduling pass needs into the pure core's structs.
+ *
+ * A pass reads only what it needs, each through an index: the configuration
+ * (small), the jobs that hold capacity (bounded by capacity), and the head
+ * of every share's RUNNABLE jobs (a fixed-size prefix per share, read from
+ * the partial indexes jobs_runnable_*_idx), so its cost does not grow with
+ * the backlog.  Fair-share identifiers are found with a skip scan over the
+ * same index rather than a DISTINCT over every RUNNABLE job.
+ *
+ * Everything is copied into one memory context owned by the PassWorld, so
+ * the caller can finish SPI and still use it, and frees it in one go.
+ * Statements are prepared once per backend (SPI_keepplan); the plan cache
+ * re-plans them if the extension is re-created.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include "utils/array.h"
+#include "utils/hsearch.h"
+
+#include "fairshare.h"
+#include "sql_api/pass_input.h"
+
+#define TYPE_KEY_LEN 128
+#define SHARE_KEY_LEN 400
+#define SHARE_KEY_SEPARATOR '\x1f'
+
+typedef struct TypeEntry
+{
+	char		name[TYPE_KEY_LEN];
+	int			id;
+} TypeEntry;
+
+typedef struct ShareEntry
+{
+	char		key[SHARE_KEY_LEN];
+	int			share;
+} ShareEntry;
+
+/* A statement prepared once per backend. */
+typedef struct KeptPlan
+{
+	SPIPlanPtr	plan;
+	const char *sql;
+	int			nargs;
+	Oid			argtypes[4];
+} KeptPlan;
+
+static KeptPlan environments_plan = {NULL,
+	"SELECT name, state = 'ENABLED' FROM fairshare.service_environments ORDER BY name", 0};
+static KeptPlan limits_plan = {NULL,
+	"SELECT service_environment, capacity_unit, max_capacity FROM fairshare.capacity_limits "
+	"ORDER BY service_environment, capacity_unit", 0};
+static KeptPlan queues_plan = {NULL,
+	"SELECT q.name, q.priority, coalesce(p.kind, 'FIFO'), q.strict_fifo, "
+	"coalesce(p.share_decay_seconds, 0), coalesce(p.compute_reservation, 0), "
+	"coalesce(p.idle_assignment, 'FIFO'), q.scheduling_policy "
+	"FROM fairshare.job_queues q LEFT JOIN fairshare.scheduling_policies p ON p.name = q.scheduling_policy "
+	"WHERE q.state = 'ENABLED' ORDER BY q.name", 0};
+static KeptPlan queue_environments_plan = {NULL,
+	"SELECT job_queue, service_environment FROM fairshare.queue_environments ORDER BY job_queue, \"order\"", 0};
+static KeptPlan quota_shares_plan = {NULL,
+	"SELECT job_queue, name, strategy, coalesce(borrow_limit, -1), in_share_preemption, weight::float8 "
+	"FROM fairshare.quota_shares WHERE state = 'ENABLED' ORDER BY job_queue, name", 0};
+static KeptPlan quota_limits_plan = {NULL,
+	"SELECT job_queue, quota_share, capacity_unit, max_capacity FROM fairshare.quota_share_limits", 0};
+static KeptPlan weights_plan = {NULL,
+	"SELECT scheduling_policy, share_identifier, weight_factor::float8 FROM fairshare.share_distribution "
+	"ORDER BY scheduling_policy", 0};
+
+/*
+ * The fair shares of the given queues: identifiers of RUNNABLE jobs (a skip
+ * scan: one index probe per identifier), of jobs holding capacity, and of
+ * stored usage that has not decayed away.
+ */
+static KeptPlan fair_shares_plan = {NULL,
+	"WITH RECURSIVE ids(q, id) AS ("
+	"  SELECT q, (SELECT min(j.share_identifier) FROM fairshare.jobs j"
+	"             WHERE j.status = 'RUNNABLE' AND j.job_queue = q AND j.share_identifier IS NOT NULL)"
+	"    FROM unnest($1::text[]) q"
+	"  UNION ALL"
+	"  SELECT ids.q, (SELECT min(j.share_identifier) FROM fairshare.jobs j"
+	"                 WHERE j.status = 'RUNNABLE' AND j.job_queue = ids.q AND j.share_identifier > ids.id)"
+	"    FROM ids WHERE ids.id IS NOT NULL)"
+	" SELECT q, id FROM ids WHERE id IS NOT NULL"
+	" UNION SELECT job_queue, share_identifier FROM fairshare.jobs"
+	"  WHERE status IN ('SCHEDULED', 'STARTING', 'RUNNING') AND job_queue = ANY ($1) AND share_identifier IS NOT NULL"
+	" UNION SELECT job_queue, share_identifier FROM fairshare.share_usage"
+	"  WHERE job_queue = ANY ($1) AND usage >= 0.01",
+	1, {TEXTARRAYOID}};
+static KeptPlan usage_plan = {NULL,
+	"SELECT job_queue, share_identifier, usage, updated_at FROM fairshare.share_usage", 0};
+
+#define RUNNABLE_COLUMNS \
+	"j.job_id, j.job_name, j.scheduling_priority, j.runnable_at, j.instance_count, j.instance_types, " \
+	"j.nomination_kind, j.nominated_environment, j.nominated_instance_type, j.nominated_at, j.submitted_by"
+
+/* The head of each share, n + 1 rows (the extra one says "there is more"). */
+static KeptPlan fifo_heads_plan = {NULL,
+	"SELECT s.q, NULL::text, " RUNNABLE_COLUMNS
+	" FROM unnest($1::text[], $2::int[]) AS s(q, n),"
+	" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q"
+	"          AND share_identifier IS NULL AND quota_share IS NULL"
+	"          ORDER BY runnable_at, job_id LIMIT s.n + 1) j"
+	" ORDER BY s.q, j.runnable_at, j.job_id",
+	2, {TEXTARRAYOID, INT4ARRAYOID}};
+static KeptPlan fair_heads_plan = {NULL,
+	"SELECT s.q, s.id, " RUNNABLE_COLUMNS
+	" FROM unnest($1::text[], $2::text[], $3::int[]) AS s(q, id, n),"
+	" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q"
+	"          AND share_identifier = s.id"
+	"          ORDER BY scheduling_priority DESC, runnable_at, job_id LIMIT s.n + 1) j"
+	" ORDER BY s.q, s.id, j.scheduling_priority DESC, j.runnable_at, j.job_id",
+	3, {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID}};
+static KeptPlan quota_heads_plan = {NULL,
+	"SELECT s.q, s.id, " RUNNABLE_COLUMNS
+	" FROM unnest($1::text[], $2::text[], $3::int[]) AS s(q, id, n),"
+	" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q"
+	"          AND quota_share = s.id"
+	"          ORDER BY scheduling_priority DESC, runnable_at, job_id LIMIT s.n + 1) j"
+	" ORDER BY s.q, s.id, j.scheduling_priority DESC, j.runnable_at, j.job_id",
+	3, {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID}};
+/* Nominated jobs are always loaded, wherever they stand in their share. */
+static KeptPlan nominated_plan = {NULL,
+	"SELECT j.job_queue, coalesce(j.share_identifier, j.quota_share), " RUNNABLE_COLUMNS
+	" FROM fairshare.jobs j WHERE j.status = 'RUNNABLE' AND j.nomination_kind IS NOT NULL", 0};
+static KeptPlan backoffs_plan = {NULL,
+	"SELECT job_id, service_environment, instance_type, until FROM fairshare.capacity_backoffs "
+	"WHERE until > $1 AND job_id = ANY ($2) ORDER BY job_id",
+	2, {TIMESTAMPTZOID, INT8ARRAYOID}};
+static KeptPlan running_plan = {NULL,
+	"SELECT job_id, job_name, job_queue, coalesce(share_identifier, quota_share), service_environment, "
+	"instance_type, instance_count, scheduling_priority, coalesce(started_at, scheduled_at), "
+	"stop_requested_at IS NOT NULL, CASE WHEN stop_kind = 'PREEMPT' THEN preempted_for END "
+	"FROM fairshare.jobs WHERE status IN ('SCHEDULED', 'STARTING', 'RUNNING') ORDER BY job_id", 0};
+
+static void
+run_plan(KeptPlan *kp, Datum *values)
+{
+	int			ret;
+
+	if (kp->plan == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(kp->sql, kp->nargs, kp->argtypes);
+
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed for a fairshare pass query: %s",
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "SPI_keepplan failed");
+		kp->plan = plan;
+	}
+	/* not read-only: a pass must see what _prepare_pass just changed */
+	ret = SPI_execute_plan(kp->plan, values, NULL, false, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "a fairshare pass query failed: %s", SPI_result_code_string(ret));
+}
+
+/* Column accessors over SPI_tuptable. */
+static char *
+col_text(uint64 row, int col, MemoryContext cxt)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, &isnull);
+	char	   *s;
+
+	if (isnull)
+		return NULL;
+	s = TextDatumGetCString(d);
+	return cxt ? MemoryContextStrdup(cxt, s) : s;
+}
+
+static int64
+col_int(uint64 row, int col, int64 if_null)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, &isnull);
+	Oid			type = SPI_gettypeid(SPI_tuptable->tupdesc, col);
+
+	if (isnull)
+		return if_null;
+	if (type == INT8OID)
+		return DatumGetInt64(d);
+	if (type == INT2OID)
+		return DatumGetInt16(d);
+	return DatumGetInt32(d);
+}
+
+static bool
+col_bool(uint64 row, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, &isnull);
+
+	return !isnull && DatumGetBool(d);
+}
+
+static double
+col_float(uint64 row, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, &isnull);
+
+	return isnull ? 0.0 : DatumGetFloat8(d);
+}
+
+static FsTime
+col_time(uint64 row, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, &isnull);
+
+	return isnull ? 0 : (FsTime) DatumGetTimestampTz(d);
+}
+
+static void *
+world_alloc(void *ctx, size_t size)
+{
+	return MemoryContextAllocHuge((MemoryContext) ctx, Max(size, 1));
+}
+
+static void *
+alloc_array(PassWorld *w, size_t n, size_t size)
+{
+	return MemoryContextAllocZero(w->cxt, Max(n, 1) * size);
+}
+
+static int
+intern_type(PassWorld *w, const char *name)
+{
+	TypeEntry  *e;
+	bool		found;
+
+	if (strlen(name) >= TYPE_KEY_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("instance type name \"%s\" is too long", name)));
+	e = hash_search(w->type_ids, name, HASH_ENTER, &found);
+	if (!found)
+		e->id = hash_get_num_entries(w->type_ids) - 1;
+	return e->id;
+}
+
+static int
+capacity_unit(PassWorld *w, const char *unit)
+{
+	return strcmp(unit, "NUM_INSTANCES") == 0 ? FS_UNIT_NUM_INSTANCES : intern_type(w, unit);
+}
+
+static int
+environment_index(const PassWorld *w, const char *name)
+{
+	if (name == NULL)
+		return -1;
+	for (int i = 0; i < w->input.n_environments; i++)
+		if (strcmp(w->input.environments[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int
+fairshare_world_queue(const PassWorld *w, const char *name)
+{
+	for (int i = 0; i < w->input.n_queues; i++)
+		if (strcmp(w->input.queues[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+static void
+share_key(char *key, const char *queue, const char *name)
+{
+	snprintf(key, SHARE_KEY_LEN, "%s%c%s", queue, SHARE_KEY_SEPARATOR, name ? name : "");
+}
+
+static int
+share_index(const PassWorld *w, const char *queue, const char *name)
+{
+	char		key[SHARE_KEY_LEN];
+	ShareEntry *e;
+
+	share_key(key, queue, name);
+	e = hash_search(w->share_ids, key, HASH_FIND, NULL);
+	return e ? e->share : -1;
+}
+
+/* ---------- environments, queues ---------- */
+
+static void
+load_environments(PassWorld *w)
+{
+	FsEnvironment *envs;
+	FsLimit    *limits;
+	int			n;
+
+	run_plan(&environments_plan, NULL);
+	n = (int) SPI_processed;
+	envs = alloc_array(w, n, sizeof(FsEnvironment));
+	for (int i = 0; i < n; i++)
+	{
+		envs[i].name = col_text(i, 1, w->cxt);
+		envs[i].enabled = col_bool(i, 2);
+	}
+	w->input.environments = envs;
+	w->input.n_environments = n;
+
+	run_plan(&limits_plan, NULL);
+	limits = alloc_array(w, SPI_processed, sizeof(FsLimit));
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		char	   *env_name = col_text(r, 1, NULL);
+		int			e = environment_index(w, env_name);
+
+		if (e < 0)
+			continue;
+		/* Rows are ordered by environment, so each one's limits are adjacent. */
+		if (envs[e].n_limits == 0)
+			envs[e].limits = &limits[r];
+		limits[r].unit = capacity_unit(w, col_text(r, 2, NULL));
+		limits[r].max_capacity = col_int(r, 3, 0);
+		envs[e].n_limits++;
+	}
+}
+
+static FsPolicyKind
+policy_kind(const char *kind)
+{
+	if (strcmp(kind, "FAIR_SHARE") == 0)
+		return FS_POLICY_FAIR_SHARE;
+	if (strcmp(kind, "QUOTA_SHARE") == 0)
+		return FS_POLICY_QUOTA_SHARE;
+	return FS_POLICY_FIFO;
+}
+
+/* Returns the scheduling policy name of each queue (NULL for FIFO). */
+static char **
+load_queues(PassWorld *w)
+{
+	FsQueue    *queues;
+	char	  **policies;
+	int			n;
+	int		   *env_lists;
+
+	run_plan(&queues_plan, NULL);
+	n = (int) SPI_processed;
+	queues = alloc_array(w, n, sizeof(FsQueue));
+	policies = alloc_array(w, n, sizeof(char *));
+	for (int i = 0; i < n; i++)
+	{
+		char	   *idle = col_text(i, 7, NULL);
+
+		queues[i].name = col_text(i, 1, w->cxt);
+		queues[i].priority = (int) col_int(i, 2, 0);
+		queues[i].policy = policy_kind(col_text(i, 3, NULL));
+		queues[i].strict_fifo = col_bool(i, 4);
+		queues[i].share_decay = FS_SECONDS(col_int(i, 5, 0));
+		queues[i].compute_reservation = (int) col_int(i, 6, 0);
+		queues[i].idle_assignment = strcmp(idle, "FAIR") == 0 ? FS_IDLE_FAIR : FS_IDLE_FIFO;
+		policies[i] = col_text(i, 8, w->cxt);
+	}
+	w->input.queues = queues;
+	w->input.n_queues = n;
+
+	run_plan(&queue_environments_plan, NULL);
+	env_lists = alloc_array(w, SPI_processed, sizeof(int));
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		int			q = fairshare_world_queue(w, col_text(r, 1, NULL));
+		int			e = environment_index(w, col_text(r, 2, NULL));
+
+		if (q < 0 || e < 0)
+			continue;
+		if (queues[q].n_environments == 0)
+			queues[q].environments = &env_lists[r];
+		env_lists[r] = e;
+		queues[q].n_environments++;
+	}
+	return policies;
+}
+
+/* ---------- shares ---------- */
+
+typedef struct ShareList
+{
+	FsShare    *shares;
+	PassShareInfo *info;
+	int			n;
+	int			cap;
+} ShareList;
+
+static int
+add_share(PassWorld *w, ShareList *list, int queue, const char *name)
+{
+	char		key[SHARE_KEY_LEN];
+	ShareEntry *e;
+	bool		found;
+	FsShare    *s;
+
+	if (strlen(w->input.queues[queue].name) + (name ? strlen(name) : 0) + 2 > SHARE_KEY_LEN)
+		elog(ERROR, "share name too long");
+	share_key(key, w->input.queues[queue].name, name);
+	e = hash_search(w->share_ids, key, HASH_ENTER, &found);
+	if (found)
+		return e->share;
+	if (list->n == list->cap)
+	{
+		list->cap = Max(16, list->cap * 2);
+		list->shares = list->shares ?
+			repalloc_huge(list->shares, sizeof(FsShare) * list->cap) :
+			MemoryContextAllocHuge(w->cxt, sizeof(FsShare) * list->cap);
+		list->info = list->info ?
+			repalloc_huge(list->info, sizeof(PassShareInfo) * list->cap) :
+			MemoryContextAllocHuge(w->cxt, sizeof(PassShareInfo) * list->cap);
+	}
+	s = &list->shares[list->n];
+	memset(s, 0, sizeof(*s));
+	s->name = name ? MemoryContextStrdup(w->cxt, name) : w->input.queues[queue].name;
+	s->queue = queue;
+	s->weight = 1.0;
+	s->borrow_limit = -1;
+	list->info[list->n].queue = w->input.queues[queue].name;
+	list->info[list->n].name = name ? s->name : NULL;
+	list->info[list->n].policy = w->input.queues[queue].policy;
+	e->share = list->n;
+	return list->n++;
+}
+
+static FsStrategy
+strategy_of(const char *s)
+{
+	if (strcmp(s, "LEND") == 0)
+		return FS_STRATEGY_LEND;
+	if (strcmp(s, "LEND_AND_BORROW") == 0)
+		return FS_STRATEGY_LEND_AND_BORROW;
+	return FS_STRATEGY_RESERVE;
+}
+
+static void
+load_shares(PassWorld *w, char **policies)
+{
+	ShareList	list = {0};
+	int			n_fair = 0;
+	Datum	   *fair_queues;
+
+	/* A FIFO queue is one share. */
+	for (int q = 0; q < w->input.n_queues; q++)
+		if (w->input.queues[q].policy == FS_POLICY_FIFO)
+			add_share(w, &list, q, NULL);
+
+	/* Quota shares and their limits. */
+	run_plan(&quota_shares_plan, NULL);
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		int			q = fairshare_world_queue(w, col_text(r, 1, NULL));
+		int			s;
+
+		if (q < 0 || w->input.queues[q].policy != FS_POLICY_QUOTA_SHARE)
+			continue;
+		s = add_share(w, &list, q, col_text(r, 2, NULL));
+		list.shares[s].strategy = strategy_of(col_text(r, 3, NULL));
+		list.shares[s].borrow_limit = (int) col_int(r, 4, -1);
+		list.shares[s].in_share_preemption = col_bool(r, 5);
+		list.shares[s].weight = col_float(r, 6);
+	}
+
+	/* Fair shares: whatever has jobs, capacity or usage. */
+	fair_queues = palloc(sizeof(Datum) * Max(w->input.n_queues, 1));
+	for (int q = 0; q < w->input.n_queues; q++)
+		if (w->input.queues[q].policy == FS_POLICY_FAIR_SHARE)
+			fair_queues[n_fair++] = CStringGetTextDatum(w->input.queues[q].name);
+	if (n_fair > 0)
+	{
+		Datum		arg = PointerGetDatum(construct_array(fair_queues, n_fair, TEXTOID, -1, false, TYPALIGN_INT));
+		FsWeightEntry *entries = NULL;
+		char	  **entry_policy = NULL;
+		int			n_entries;
+
+		run_plan(&fair_shares_plan, &arg);
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			int			q = fairshare_world_queue(w, col_text(r, 1, NULL));
+
+			if (q >= 0)
+				add_share(w, &list, q, col_text(r, 2, NULL));
+		}
+
+		run_plan(&weights_plan, NULL);
+		n_entries = (int) SPI_processed;
+		entries = alloc_array(w, n_entries, sizeof(FsWeightEntry));
+		entry_policy = alloc_array(w, n_entries, sizeof(char *));
+		for (int i = 0; i < n_entries; i++)
+		{
+			entry_policy[i] = col_text(i, 1, w->cxt);
+			entries[i].share_identifier = col_text(i, 2, w->cxt);
+			entries[i].weight_factor = col_float(i, 3);
+		}
+		for (int s = 0; s < list.n; s++)
+		{
+			int			q = list.shares[s].queue;
+			int			first = -1,
+						count = 0;
+
+			if (w->input.queues[q].policy != FS_POLICY_FAIR_SHARE)
+				continue;
+			/* entries are ordered by policy: find this policy's run */
+			for (int i = 0; i < n_entries; i++)
+				if (strcmp(entry_policy[i], policies[q]) == 0)
+				{
+					if (first < 0)
+						first = i;
+					count++;
+				}
+			list.shares[s].weight = first < 0 ? 1.0 :
+				fs_share_weight(&entries[first], count, list.shares[s].name);
+		}
+
+		run_plan(&usage_plan, NULL);
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			int			s = share_index(w, col_text(r, 1, NULL), col_text(r, 2, NULL));
+
+			if (s < 0 || w->input.queues[list.shares[s].queue].policy != FS_POLICY_FAIR_SHARE)
+				continue;
+			list.shares[s].usage = col_float(r, 3);
+			list.shares[s].usage_at = col_time(r, 4);
+		}
+	}
+
+	/* Quota share limits, now that every quota share has its index. */
+	run_plan(&quota_limits_plan, NULL);
+	{
+		FsLimit    *limits = alloc_array(w, SPI_processed, sizeof(FsLimit));
+		int		   *count = palloc0(sizeof(int) * Max(list.n, 1));
+		int		   *seen = palloc0(sizeof(int) * Max(list.n, 1));
+		int		   *share_of = palloc(sizeof(int) * Max(SPI_processed, 1));
+		int			offset = 0;
+
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			share_of[r] = share_index(w, col_text(r, 1, NULL), col_text(r, 2, NULL));
+			if (share_of[r] >= 0)
+				count[share_of[r]]++;
+		}
+		for (int s = 0; s < list.n; s++)
+		{
+			list.shares[s].limits = &limits[offset];
+			offset += count[s];
+		}
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			int			s = share_of[r];
+			FsLimit    *l;
+
+			if (s < 0)
+				continue;
+			l = (FsLimit *) &list.shares[s].limits[seen[s]++];
+			l->unit = capacity_unit(w, col_text(r, 3, NULL));
+			l->max_capacity = col_int(r, 4, 0);
+			list.shares[s].n_limits++;
+		}
+	}
+
+	w->input.shares = list.shares;
+	w->input.n_shares = list.n;
+	w->shares = list.info;
+}
+
+/* ---------- jobs ---------- */
+
+typedef struct LoadedJob
+{
+	int			share;
+	FsRunnableJob job;
+	const char *job_name;
+	const char *submitted_by;
+} LoadedJob;
+
+typedef struct JobList
+{
+	LoadedJob  *jobs;
+	int			n;
+	int			cap;
+} JobList;
+
+static FsNominationKind
+nomination_kind(const char *kind)
+{
+	if (kind == NULL)
+		return FS_NOMINATION_NONE;
+	return strcmp(kind, "PREEMPTION") == 0 ? FS_NOMINATION_PREEMPTION : FS_NOMINATION_STARVATION;
+}
+
+/* Append the rows of a heads query: (queue, share, RUNNABLE_COLUMNS...). */
+static void
+collect_runnable(PassWorld *w, JobList *list, int *limit_of_share, bool *more)
+{
+	int			current = -1;
+	int			in_current = 0;
+
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		int			s = share_index(w, col_text(r, 1, NULL), col_text(r, 2, NULL));
+		LoadedJob  *lj;
+		ArrayType  *types;
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n_types;
+		int		   *type_ids;
+		bool		isnull;
+
+		if (s < 0)
+			continue;
+		if (s != current)
+		{
+			current = s;
+			in_current = 0;
+		}
+		if (limit_of_share != NULL && in_current++ >= limit_of_share[s])
+		{
+			more[s] = true;		/* the extra row: there is more */
+			continue;
+		}
+		if (list->n == list->cap)
+		{
+			list->cap = Max(256, list->cap * 2);
+			list->jobs = list->jobs ? repalloc_huge(list->jobs, sizeof(LoadedJob) * list->cap)
+				: MemoryContextAllocHuge(w->cxt, sizeof(LoadedJob) * list->cap);
+		}
+		lj = &list->jobs[list->n++];
+		memset(lj, 0, sizeof(*lj));
+		lj->share = s;
+		lj->job.job_id = col_int(r, 3, 0);
+		lj->job_name = col_text(r, 4, w->cxt);
+		lj->submitted_by = col_text(r, 13, w->cxt);
+		lj->job.priority = (int) col_int(r, 5, 0);
+		lj->job.runnable_at = col_time(r, 6);
+		lj->job.instance_count = (int) col_int(r, 7, 1);
+		types = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 8, &isnull));
+		deconstruct_array(types, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n_types);
+		type_ids = alloc_array(w, n_types, sizeof(int));
+		for (int t = 0; t < n_types; t++)
+			type_ids[t] = intern_type(w, TextDatumGetCString(elems[t]));
+		lj->job.instance_types = type_ids;
+		lj->job.n_instance_types = n_types;
+		lj->job.nomination.kind = nomination_kind(col_text(r, 9, NULL));
+		if (lj->job.nomination.kind != FS_NOMINATION_NONE)
+		{
+			char	   *type = col_text(r, 11, NULL);
+
+			lj->job.nomination.environment = environment_index(w, col_text(r, 10, NULL));
+			lj->job.nomination.instance_type = type ? intern_type(w, type) : -1;
+			lj->job.nomination.since = col_time(r, 12);
+			if (lj->job.nomination.environment < 0 || type == NULL)
+				lj->job.nomination.kind = FS_NOMINATION_NONE;
+		}
+	}
+}
+
+static Datum
+text_array(Datum *elems, int n)
+{
+	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+static Datum
+int4_array(Datum *elems, int n)
+{
+	return PointerGetDatum(construct_array(elems, n, INT4OID, 4, true, TYPALIGN_INT));
+}
+
+static int
+compare_loaded(const void *a, const void *b)
+{
+	const LoadedJob *x = a;
+	const LoadedJob *y = b;
+
+	if (x->share != y->share)
+		return x->share < y->share ? -1 : 1;
+	if (x->job.job_id != y->job.job_id)
+		return x->job.job_id < y->job.job_id ? -1 : 1;
+	return 0;
+}
+
+static int
+compare_share_order(const void *a, const void *b, void *arg)
+{
+	const LoadedJob *x = a;
+	const LoadedJob *y = b;
+	const PassWorld *w = arg;
+
+	if (x->share != y->share)
+		return x->share < y->share ? -1 : 1;
+	if (w->input.queues[w->input.shares[x->share].queue].policy != FS_POLICY_FIFO &&
+		x->job.priority != y->job.priority)
+		return x->job.priority > y->job.priority ? -1 : 1;
+	if (x->job.runnable_at != y->job.runnable_at)
+		return x->job.runnable_at < y->job.runnable_at ? -1 : 1;
+	if (x->job.job_id != y->job.job_id)
+		return x->job.job_id < y->job.job_id ? -1 : 1;
+	return 0;
+}
+
+static void
+load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *focus_share,
+			  int focus_prefix)
+{
+	int			n_shares = w->input.n_shares;
+	int		   *limit = palloc(sizeof(int) * Max(n_shares, 1));
+	bool	   *more = palloc0(sizeof(bool) * Max(n_shares, 1));
+	JobList		list = {0};
+	Datum	   *queues[3];
+	Datum	   *names[3];
+	Datum	   *counts[3];
+	int			n[3] = {0, 0, 0};
+	KeptPlan   *plans[3] = {&fifo_heads_plan, &fair_heads_plan, &quota_heads_plan};
+	int			kept;
+
+	for (int k = 0; k < 3; k++)
+	{
+		queues[k] = palloc(sizeof(Datum) * Max(n_shares, 1));
+		names[k] = palloc(sizeof(Datum) * Max(n_shares, 1));
+		counts[k] = palloc(sizeof(Datum) * Max(n_shares, 1));
+	}
+	for (int s = 0; s < n_shares; s++)
+	{
+		const FsQueue *q = &w->input.queues[w->input.shares[s].queue];
+		int			k = q->policy == FS_POLICY_FIFO ? 0 : q->policy == FS_POLICY_FAIR_SHARE ? 1 : 2;
+
+		limit[s] = (focus_queue && strcmp(focus_queue, q->name) == 0 &&
+					(focus_share == NULL || strcmp(focus_share, w->input.shares[s].name) == 0))
+			? Max(focus_prefix, prefix) : prefix;
+		queues[k][n[k]] = CStringGetTextDatum(q->name);
+		names[k][n[k]] = CStringGetTextDatum(w->input.shares[s].name);
+		counts[k][n[k]] = Int32GetDatum(limit[s]);
+		n[k]++;
+	}
+	for (int k = 0; k < 3; k++)
+	{
+		Datum		args[3];
+
+		if (n[k] == 0)
+			continue;
+		args[0] = text_array(queues[k], n[k]);
+		if (k == 0)
+			args[1] = int4_array(counts[k], n[k]);
+		else
+		{
+			args[1] = text_array(names[k], n[k]);
+			args[2] = int4_array(counts[k], n[k]);
+		}
+		run_plan(plans[k], args);
+		collect_runnable(w, &list, limit, more);
+	}
+	/* Nominated jobs, wherever they stand; then drop duplicates. */
+	run_plan(&nominated_plan, NULL);
+	collect_runnable(w, &list, NULL, NULL);
+	if (list.n > 1)
+	{
+		qsort(list.jobs, list.n, sizeof(LoadedJob), compare_loaded);
+		kept = 1;
+		for (int i = 1; i < list.n; i++)
+			if (list.jobs[i].job.job_id != list.jobs[kept - 1].job.job_id)
+				list.jobs[kept++] = list.jobs[i];
+		list.n = kept;
+		qsort_arg(list.jobs, list.n, sizeof(LoadedJob), compare_share_order, w);
+	}
+
+	/* Back-offs of the loaded jobs that have not expired. */
+	if (list.n > 0)
+	{
+		Datum	   *ids = palloc(sizeof(Datum) * list.n);
+		Datum		args[2];
+		int64	   *job_of = NULL;
+		FsBackoff  *backoffs;
+		uint64		nb;
+
+		for (int i = 0; i < list.n; i++)
+			ids[i] = Int64GetDatum(list.jobs[i].job.job_id);
+		args[0] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+		args[1] = PointerGetDatum(construct_array(ids, list.n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		run_plan(&backoffs_plan, args);
+		nb = SPI_processed;
+		backoffs = alloc_array(w, nb, sizeof(FsBackoff));
+		job_of = palloc(sizeof(int64) * Max(nb, 1));
+		for (uint64 r = 0; r < nb; r++)
+		{
+			job_of[r] = col_int(r, 1, 0);
+			backoffs[r].environment = environment_index(w, col_text(r, 2, NULL));
+			backoffs[r].instance_type = intern_type(w, col_text(r, 3, NULL));
+			backoffs[r].until = col_time(r, 4);
+		}
+		/* rows are ordered by job_id; give each job its run */
+		for (int i = 0; i < list.n; i++)
+			for (uint64 r = 0; r < nb; r++)
+				if (job_of[r] == list.jobs[i].job.job_id)
+				{
+					if (list.jobs[i].job.n_backoffs == 0)
+						list.jobs[i].job.backoffs = &backoffs[r];
+					list.jobs[i].job.n_backoffs++;
+				}
+	}
+
+	/* Hand each share its run of jobs. */
+	{
+		FsRunnableJob *jobs = alloc_array(w, list.n, sizeof(FsRunnableJob));
+		FsShare    *shares = (FsShare *) w->input.shares;
+
+		for (int i = 0; i < list.n; i++)
+		{
+			FsShare    *s = &shares[list.jobs[i].share];
+
+			jobs[i] = list.jobs[i].job;
+			if (s->n_runnable == 0)
+				s->runnable = &jobs[i];
+			s->n_runnable++;
+		}
+		for (int s = 0; s < n_shares; s++)
+			shares[s].more_runnable = more[s];
+
+		w->jobs = alloc_array(w, list.n, sizeof(PassJobInfo));
+		for (int i = 0; i < list.n; i++)
+		{
+			w->jobs[i].job_id = list.jobs[i].job.job_id;
+			w->jobs[i].job_name = list.jobs[i].job_name;
+			w->jobs[i].submitted_by = list.jobs[i].submitted_by;
+			w->jobs[i].share = list.jobs[i].share;
+			w->jobs[i].index = (int) (&jobs[i] - shares[list.jobs[i].share].runnable);
+		}
+		w->n_jobs = list.n;
+	}
+}
+
+static void
+load_running(PassWorld *w)
+{
+	FsRunningJob *running;
+	int			n;
+	int			first_info = w->n_jobs;
+
+	run_plan(&running_plan, NULL);
+	n = (int) SPI_processed;
+	running = alloc_array(w, n, sizeof(FsRunningJob));
+	w->jobs = repalloc_huge(w->jobs, sizeof(PassJobInfo) * Max(w->n_jobs + n, 1));
+	for (int r = 0; r < n; r++)
+	{
+		FsRunningJob *j = &running[w->input.n_running];
+		char	   *queue = col_text(r, 3, NULL);
+		char	   *type = col_text(r, 6, NULL);
+
+		j->environment = environment_index(w, col_text(r, 5, NULL));
+		if (j->environment < 0 || type == NULL)
+			continue;			/* cannot happen: placed jobs pin their environment */
+		j->job_id = col_int(r, 1, 0);
+		j->share = share_index(w, queue, col_text(r, 4, NULL));
+		j->instance_type = intern_type(w, type);
+		j->instance_count = (int) col_int(r, 7, 1);
+		j->priority = (int) col_int(r, 8, 0);
+		j->started_at = col_time(r, 9);
+		j->stopping = col_bool(r, 10);
+		j->stopping_for = col_int(r, 11, 0);
+		w->jobs[w->n_jobs].job_id = j->job_id;
+		w->jobs[w->n_jobs].job_name = col_text(r, 2, w->cxt);
+		w->jobs[w->n_jobs].share = j->share;
+		w->jobs[w->n_jobs].index = -1;
+		w->n_jobs++;
+		w->input.n_running++;
+	}
+	w->input.running = running;
+	(void) first_info;
+}
+
+static int
+compare_job_info(const void *a, const void *b)
+{
+	int64		x = ((const PassJobInfo *) a)->job_id;
+	int64		y = ((const PassJobInfo *) b)->job_id;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+PassWorld *
+fairshare_load_world(int prefix, const char *focus_queue, const char *focus_share, int focus_prefix,
+			  bool collect_wait_reasons)
+{
+	MemoryContext cxt = AllocSetContextCreate(TopTransactionContext, "fairshare pass",
+											  ALLOCSET_DEFAULT_SIZES);
+	PassWorld  *w = MemoryContextAllocZero(cxt, sizeof(PassWorld));
+	HASHCTL		ctl;
+	char	  **policies;
+	char	  **type_names;
+	HASH_SEQ_STATUS seq;
+	TypeEntry  *te;
+
+	w->cxt = cxt;
+	w->allocator.alloc = world_alloc;
+	w->allocator.free = NULL;
+	w->allocator.ctx = cxt;
+
+	ctl.keysize = TYPE_KEY_LEN;
+	ctl.entrysize = sizeof(TypeEntry);
+	ctl.hcxt = cxt;
+	w->type_ids = hash_create("fairshare pass instance types", 32, &ctl,
+							  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	ctl.keysize = SHARE_KEY_LEN;
+	ctl.entrysize = sizeof(ShareEntry);
+	w->share_ids = hash_create("fairshare pass shares", 256, &ctl,
+							   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+
+	w->input.now = (FsTime) GetCurrentTransactionStartTimestamp();
+	w->input.preemption_min_runtime = FS_SECONDS(fairshare_preemption_min_runtime_s);
+	w->input.starvation_wait = FS_SECONDS(fairshare_starvation_seconds);
+	w->input.collect_wait_reasons = collect_wait_reasons;
+
+	load_environments(w);
+	policies = load_queues(w);
+	load_shares(w, policies);
+	load_runnable(w, prefix, focus_queue, focus_share, focus_prefix);
+	load_running(w);
+	if (w->n_jobs > 1)
+		qsort(w->jobs, w->n_jobs, sizeof(PassJobInfo), compare_job_info);
+
+	w->input.n_instance_types = hash_get_num_entries(w->type_ids);
+	type_names = alloc_array(w, w->input.n_instance_types, sizeof(char *));
+	hash_seq_init(&seq, w->type_ids);
+	while ((te = hash_seq_search(&seq)) != NULL)
+		type_names[te->id] = te->name;
+	w->input.instance_type_names = (const char *const *) type_names;
+	return w;
+}
+
+/*
+ * Run the pure core on the world.  The input is checked first: a wrong
+ * index there is a bug in this file, and the core's answer would be
+ * meaningless, so it is an internal error rather than a bad pass.
+ */
+FsResult *
+fairshare_run_core(PassWorld *w)
+{
+	char		message[256];
+
+	if (!fs_check_input(&w->input, message, sizeof(message)))
+		elog(ERROR, "fairshare built an inconsistent scheduling input: %s", message);
+	return fs_schedule(&w->input, &w->allocator);
+}
+
+const PassJobInfo *
+fairshare_world_job(const PassWorld *w, int64 job_id)
+{
+	PassJobInfo key;
+
+	key.job_id = job_id;
+	return bsearch(&key, w->jobs, w->n_jobs, sizeof(PassJobInfo), compare_job_info);
+}
+
+/* "ProdExp1", "HIGHPRI" or, for a FIFO queue, the queue's name. */
+const char *
+fairshare_world_share_label(const PassWorld *w, int share)
+{
+	if (share < 0 || share >= w->input.n_shares)
+		return NULL;
+	return w->input.shares[share].name;
+}
+
+void
+fairshare_world_free(PassWorld *w)
+{
+	MemoryContextDelete(w->cxt);
+}
+
+char *
+fairshare_decision_text(const PassWorld *w, const FsDecision *d)
+{
+	char		buf[1024];
+	size_t		len = fs_format_decision(&w->input, d, buf, sizeof(buf));
+
+	if (len >= sizeof(buf))
+	{
+		char	   *big = palloc(len + 1);
+
+		fs_format_decision(&w->input, d, big, len + 1);
+		return big;
+	}
+	return pstrdup(buf);
+}
+
+char *
+fairshare_wait_text(const PassWorld *w, const FsWaitReason *r)
+{
+	char		buf[1024];
+	size_t		len = fs_format_wait_reason(&w->input, r, buf, sizeof(buf));
+
+	if (len >= sizeof(buf))
+	{
+		char	   *big = palloc(len + 1);
+
+		fs_format_wait_reason(&w->input, r, big, len + 1);
+		return big;
+	}
+	return pstrdup(buf);
+}

@@ -1,0 +1,67 @@
+/*-------------------------------------------------------------------------
+ *
+ * pass_input.h
+ *		Loading what a scheduling pass needs from the catalog (SPI) into the
+ *		pure core's plain structs, and the names to turn its answer back
+ *		into rows.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FAIRSHARE_PASS_INPUT_H
+#define FAIRSHARE_PASS_INPUT_H
+
+#include "scheduler/scheduler.h"
+
+/* What each FsShare of the input is in the catalog. */
+typedef struct PassShareInfo
+{
+	const char *queue;			/* job queue name */
+	const char *name;			/* share identifier, quota share, or NULL (FIFO) */
+	FsPolicyKind policy;
+} PassShareInfo;
+
+/* A loaded job's name and share, for messages (indexed like the input). */
+typedef struct PassJobInfo
+{
+	int64		job_id;
+	const char *job_name;
+	const char *submitted_by;	/* NULL for jobs holding capacity */
+	int			share;
+	int			index;			/* in its share's runnable[], or -1 if running */
+} PassJobInfo;
+
+typedef struct PassWorld
+{
+	MemoryContext cxt;			/* everything below lives here */
+	FsAllocator allocator;		/* palloc in cxt, no free: cxt is reset */
+	FsInput		input;
+	PassShareInfo *shares;		/* [input.n_shares] */
+	int			n_jobs;
+	PassJobInfo *jobs;			/* runnable then running, sorted by job_id */
+	HTAB	   *type_ids;		/* instance type name -> id */
+	HTAB	   *share_ids;		/* "queue\x1fshare" -> share index */
+} PassWorld;
+
+/*
+ * Load the world as of now.  Every share gets a prefix of `prefix' RUNNABLE
+ * jobs (plus any nominated ones); the shares of `focus_queue' (if not NULL;
+ * only its share `focus_share' if that is not NULL) get `focus_prefix' if
+ * that is larger.  The shares of a FIFO queue are named after the queue.
+ * Must be called inside SPI_connect().
+ */
+extern PassWorld *fairshare_load_world(int prefix, const char *focus_queue, const char *focus_share,
+								int focus_prefix, bool collect_wait_reasons);
+
+/* Check the world's input and run one pass of the core over it. */
+extern FsResult *fairshare_run_core(PassWorld *world);
+
+extern int	fairshare_world_queue(const PassWorld *world, const char *name);
+extern const PassJobInfo *fairshare_world_job(const PassWorld *world, int64 job_id);
+extern const char *fairshare_world_share_label(const PassWorld *world, int share);
+extern void fairshare_world_free(PassWorld *world);
+
+/* The core's decision or wait reason as a sentence, palloc'd. */
+extern char *fairshare_decision_text(const PassWorld *world, const FsDecision *decision);
+extern char *fairshare_wait_text(const PassWorld *world, const FsWaitReason *reason);
+
+#endif							/* FAIRSHARE_PASS_INPUT_H */

@@ -1,0 +1,405 @@
+/*-------------------------------------------------------------------------
+ *
+ * schedule.c
+ *		fairshare.schedule(dry_run): one scheduling pass over every enabled
+ *		queue, applied in the caller's transaction.
+ *
+ * The pass itself is the pure core (src/scheduler/).  This file only moves
+ * new jobs into the queue (fairshare._prepare_pass), loads the world
+ * (pass_input.c), calls the core, and writes its decisions back:
+ *	 PLACE				the job goes to SCHEDULED on (environment, type); the
+ *						state machine trigger names the attempt
+ *	 PREEMPT			the victim gets a stop request naming the job it makes
+ *						room for; it keeps its capacity until stopped
+ *	 NOMINATE / DROP	capacity held for a job, or no longer
+ *	 MISCONFIGURED		the job stays RUNNABLE with a MISCONFIGURATION reason
+ * and the fair shares' decayed usage.  A dry run does all of it but the
+ * writes.  Passes are serialised by a transaction advisory lock, so the
+ * dispatcher and a person running schedule() by hand never decide on the
+ * same capacity twice.
+ *
+ * Only the head of every share is loaded; when a share placed everything
+ * that was loaded and has more, the pass runs again on fresh state (a few
+ * times at most), so a burst of free capacity is filled in one call.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include "fairshare.h"
+#include "sql_api/pass_input.h"
+#include "sql_api/schedule.h"
+
+PG_FUNCTION_INFO_V1(fairshare_schedule);
+
+/* How often one call may re-run the pass. */
+#define MAX_PASS_ROUNDS	8
+
+/* Serialises scheduling passes: an advisory lock key pair nobody else uses. */
+#define PASS_LOCK_KEY1	26227	/* "fs" */
+#define PASS_LOCK_KEY2	1
+
+static SPIPlanPtr
+keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+{
+	if (*slot == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not prepare \"%s\": %s", sql, SPI_result_code_string(SPI_result));
+		*slot = plan;
+	}
+	return *slot;
+}
+
+static void
+exec_kept(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes,
+		  Datum *values, const char *nulls)
+{
+	SPIPlanPtr	plan = keep_plan(slot, sql, nargs, argtypes);
+	int			ret = SPI_execute_plan(plan, values, nulls, false, 0);
+
+	if (ret < 0)
+		elog(ERROR, "\"%s\" failed: %s", sql, SPI_result_code_string(ret));
+}
+
+void
+fairshare_pass_begin(void)
+{
+	static SPIPlanPtr lock_plan = NULL;
+	static SPIPlanPtr prepare_plan = NULL;
+
+	exec_kept(&lock_plan, "SELECT pg_advisory_xact_lock(" CppAsString2(PASS_LOCK_KEY1) ", "
+			  CppAsString2(PASS_LOCK_KEY2) ")", 0, NULL, NULL, NULL);
+	exec_kept(&prepare_plan, "SELECT fairshare._prepare_pass()", 0, NULL, NULL, NULL);
+}
+
+/*
+ * Which limit of a quota share applies to a type, and how much of it the
+ * share holds: its limit for the type if it has one, else its NUM_INSTANCES
+ * limit, else none (then everything it holds is borrowed).
+ */
+static int64
+share_limit(const FsShare *s, int type, int *unit)
+{
+	int64		total = -1;
+
+	for (int i = 0; i < s->n_limits; i++)
+	{
+		if (s->limits[i].unit == type)
+		{
+			*unit = type;
+			return s->limits[i].max_capacity;
+		}
+		if (s->limits[i].unit == FS_UNIT_NUM_INSTANCES)
+			total = s->limits[i].max_capacity;
+	}
+	*unit = FS_UNIT_NUM_INSTANCES;
+	return total < 0 ? 0 : total;
+}
+
+static int64
+share_holds(const PassWorld *w, int share, int unit, const int64 *placed_extra)
+{
+	int64		held = 0;
+
+	for (int i = 0; i < w->input.n_running; i++)
+	{
+		const FsRunningJob *r = &w->input.running[i];
+
+		if (r->share == share && (unit == FS_UNIT_NUM_INSTANCES || r->instance_type == unit))
+			held += r->instance_count;
+	}
+	return held + (placed_extra ? placed_extra[share] : 0);
+}
+
+/*
+ * Why a job was placed, for schedule()'s reason column and the demo: a
+ * quota share says whether it runs within its guarantee or borrows, a fair
+ * share its usage and weight.
+ */
+char *
+fairshare_placement_reason(const PassWorld *w, const FsDecision *d, int64 *placed_per_share)
+{
+	const char *env = w->input.environments[d->environment].name;
+	const char *type = w->input.instance_type_names[d->instance_type];
+	const FsShare *s = d->share >= 0 ? &w->input.shares[d->share] : NULL;
+	const FsQueue *q = s ? &w->input.queues[s->queue] : NULL;
+
+	if (q && q->policy == FS_POLICY_QUOTA_SHARE)
+	{
+		int			unit;
+		int64		limit = share_limit(s, d->instance_type, &unit);
+		int64		held = share_holds(w, d->share, unit, placed_per_share);
+		int64		after = held + d->instance_count;
+
+		placed_per_share[d->share] += d->instance_count;
+		if (after > limit)
+			return psprintf("%s borrows %lld idle instances beyond its guarantee of %lld "
+							"(holds %lld of %s on %s)",
+							s->name, (long long) Min(after - limit, d->instance_count),
+							(long long) limit, (long long) after, type, env);
+		return psprintf("within %s's guarantee: holds %lld of its %lld on %s",
+						s->name, (long long) after, (long long) limit, env);
+	}
+	if (q && q->policy == FS_POLICY_FAIR_SHARE)
+		return psprintf("fair share %s (weight %.4g, usage %.1f) is furthest below its share; on %s, %s",
+						s->name, s->weight, s->usage, env, type);
+	return psprintf("next in FIFO order; on %s, %s", env, type);
+}
+
+/* Arrays of one kind of decision, written back in one statement. */
+typedef struct DecisionBatch
+{
+	int			n;
+	Datum	   *ids;
+	Datum	   *a;
+	Datum	   *b;
+	Datum	   *c;
+} DecisionBatch;
+
+static void
+batch_init(DecisionBatch *batch, int capacity)
+{
+	batch->n = 0;
+	batch->ids = palloc(sizeof(Datum) * Max(capacity, 1));
+	batch->a = palloc(sizeof(Datum) * Max(capacity, 1));
+	batch->b = palloc(sizeof(Datum) * Max(capacity, 1));
+	batch->c = palloc(sizeof(Datum) * Max(capacity, 1));
+}
+
+static Datum
+int8_array(Datum *elems, int n)
+{
+	return PointerGetDatum(construct_array(elems, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+static Datum
+text_array(Datum *elems, int n)
+{
+	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/*
+ * Placements and preemptions are written in one statement each: a pass
+ * from idle capacity can place a thousand jobs, and per-row statements
+ * would cost more than the decisions.
+ */
+static void
+write_placements(DecisionBatch *places, DecisionBatch *preempts)
+{
+	static SPIPlanPtr place_plan = NULL;
+	static SPIPlanPtr preempt_plan = NULL;
+
+	if (places->n > 0)
+	{
+		Oid			t[4] = {INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID};
+		Datum		v[4];
+
+		v[0] = int8_array(places->ids, places->n);
+		v[1] = text_array(places->a, places->n);
+		v[2] = text_array(places->b, places->n);
+		v[3] = text_array(places->c, places->n);
+		exec_kept(&place_plan,
+				  "UPDATE fairshare.jobs j SET status = 'SCHEDULED', service_environment = d.env, "
+				  "instance_type = d.type, status_reason = d.reason "
+				  "FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS d(id, env, type, reason) "
+				  "WHERE j.job_id = d.id AND j.status = 'RUNNABLE'",
+				  4, t, v, NULL);
+	}
+	if (preempts->n > 0)
+	{
+		Oid			t[3] = {INT8ARRAYOID, TEXTARRAYOID, INT8ARRAYOID};
+		Datum		v[3];
+
+		v[0] = int8_array(preempts->ids, preempts->n);
+		v[1] = text_array(preempts->a, preempts->n);
+		v[2] = int8_array(preempts->b, preempts->n);
+		exec_kept(&preempt_plan,
+				  "UPDATE fairshare.jobs j SET stop_kind = 'PREEMPT', stop_reason = d.reason, "
+				  "stop_requested_at = now(), preempted_for = d.for_job "
+				  "FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS d(id, reason, for_job) "
+				  "WHERE j.job_id = d.id AND j.status IN ('SCHEDULED', 'STARTING', 'RUNNING') "
+				  "AND j.stop_kind IS NULL",
+				  3, t, v, NULL);
+	}
+}
+
+/*
+ * Emit schedule()'s row for every PLACE and PREEMPT decision and, unless
+ * this is a dry run, write every decision back.
+ */
+static void
+handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run,
+				 Tuplestorestate *out, TupleDesc desc)
+{
+	static SPIPlanPtr nominate_plan = NULL;
+	static SPIPlanPtr drop_plan = NULL;
+	static SPIPlanPtr misconfigured_plan = NULL;
+	int64	   *placed_per_share = palloc0(sizeof(int64) * Max(w->input.n_shares, 1));
+	DecisionBatch places;
+	DecisionBatch preempts;
+
+	batch_init(&places, r->n_decisions);
+	batch_init(&preempts, r->n_decisions);
+	for (int i = 0; i < r->n_decisions; i++)
+	{
+		const FsDecision *d = &r->decisions[i];
+		Datum		v[6];
+		const char *env = d->environment >= 0 ? w->input.environments[d->environment].name : NULL;
+		const char *type = d->instance_type >= 0 ? w->input.instance_type_names[d->instance_type] : NULL;
+		char	   *reason;
+
+		switch (d->kind)
+		{
+			case FS_DECISION_PLACE:
+			case FS_DECISION_PREEMPT:
+				reason = d->kind == FS_DECISION_PLACE ?
+					fairshare_placement_reason(w, d, placed_per_share) : fairshare_decision_text(w, d);
+				{
+					Datum		row[5];
+					bool		row_nulls[5] = {false, false, false, false, false};
+
+					row[0] = Int64GetDatum(d->job_id);
+					row[1] = CStringGetTextDatum(d->kind == FS_DECISION_PLACE ? "PLACE" : "PREEMPT");
+					row[2] = CStringGetTextDatum(env);
+					row[3] = CStringGetTextDatum(type);
+					row[4] = CStringGetTextDatum(reason);
+					tuplestore_putvalues(out, desc, row, row_nulls);
+				}
+				if (d->kind == FS_DECISION_PLACE)
+				{
+					places.ids[places.n] = Int64GetDatum(d->job_id);
+					places.a[places.n] = CStringGetTextDatum(env);
+					places.b[places.n] = CStringGetTextDatum(type);
+					places.c[places.n] = CStringGetTextDatum(reason);
+					places.n++;
+				}
+				else
+				{
+					preempts.ids[preempts.n] = Int64GetDatum(d->job_id);
+					preempts.a[preempts.n] = CStringGetTextDatum(reason);
+					preempts.b[preempts.n] = Int64GetDatum(d->for_job_id);
+					preempts.n++;
+				}
+				break;
+			case FS_DECISION_NOMINATE:
+				if (!dry_run)
+				{
+					Oid			t[6] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID};
+
+					v[0] = Int64GetDatum(d->job_id);
+					v[1] = CStringGetTextDatum(d->nomination_kind == FS_NOMINATION_PREEMPTION ?
+											   "PREEMPTION" : "STARVATION");
+					v[2] = CStringGetTextDatum(env);
+					v[3] = CStringGetTextDatum(type);
+					v[4] = TimestampTzGetDatum((TimestampTz) d->nominated_since);
+					v[5] = CStringGetTextDatum(fairshare_decision_text(w, d));
+					exec_kept(&nominate_plan,
+							  "UPDATE fairshare.jobs SET nomination_kind = $2, nominated_environment = $3, "
+							  "nominated_instance_type = $4, nominated_at = $5, status_reason = $6 "
+							  "WHERE job_id = $1 AND status = 'RUNNABLE'",
+							  6, t, v, NULL);
+				}
+				break;
+			case FS_DECISION_DROP_NOMINATION:
+				if (!dry_run)
+				{
+					Oid			t[1] = {INT8OID};
+
+					v[0] = Int64GetDatum(d->job_id);
+					exec_kept(&drop_plan,
+							  "UPDATE fairshare.jobs SET nomination_kind = NULL, nominated_environment = NULL, "
+							  "nominated_instance_type = NULL, nominated_at = NULL "
+							  "WHERE job_id = $1 AND status = 'RUNNABLE'",
+							  1, t, v, NULL);
+				}
+				break;
+			case FS_DECISION_MISCONFIGURED:
+				if (!dry_run)
+				{
+					Oid			t[2] = {INT8OID, TEXTOID};
+
+					v[0] = Int64GetDatum(d->job_id);
+					v[1] = CStringGetTextDatum(fairshare_decision_text(w, d));
+					exec_kept(&misconfigured_plan,
+							  "UPDATE fairshare.jobs SET status_reason = $2 WHERE job_id = $1 "
+							  "AND status = 'RUNNABLE' AND status_reason IS DISTINCT FROM $2",
+							  2, t, v, NULL);
+				}
+				break;
+			case FS_DECISION_KEEP_NOMINATION:
+				break;
+		}
+	}
+	if (!dry_run)
+		write_placements(&places, &preempts);
+	pfree(placed_per_share);
+}
+
+/* Store the fair shares' decayed usage, in one statement. */
+static void
+store_usage(const PassWorld *w, const FsResult *r)
+{
+	static SPIPlanPtr plan = NULL;
+	Datum	   *queues = palloc(sizeof(Datum) * Max(w->input.n_shares, 1));
+	Datum	   *ids = palloc(sizeof(Datum) * Max(w->input.n_shares, 1));
+	Datum	   *usage = palloc(sizeof(Datum) * Max(w->input.n_shares, 1));
+	int			n = 0;
+	Oid			t[4] = {TEXTARRAYOID, TEXTARRAYOID, FLOAT8ARRAYOID, TIMESTAMPTZOID};
+	Datum		v[4];
+
+	for (int s = 0; s < w->input.n_shares; s++)
+	{
+		if (w->shares[s].policy != FS_POLICY_FAIR_SHARE)
+			continue;
+		queues[n] = CStringGetTextDatum(w->shares[s].queue);
+		ids[n] = CStringGetTextDatum(w->shares[s].name);
+		usage[n] = Float8GetDatum(Max(r->share_usage[s], 0.0));
+		n++;
+	}
+	if (n == 0)
+		return;
+	v[0] = PointerGetDatum(construct_array(queues, n, TEXTOID, -1, false, TYPALIGN_INT));
+	v[1] = PointerGetDatum(construct_array(ids, n, TEXTOID, -1, false, TYPALIGN_INT));
+	v[2] = PointerGetDatum(construct_array(usage, n, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	v[3] = TimestampTzGetDatum((TimestampTz) w->input.now);
+	exec_kept(&plan,
+			  "INSERT INTO fairshare.share_usage AS u (job_queue, share_identifier, usage, updated_at) "
+			  "SELECT q, id, usage, $4 FROM unnest($1::text[], $2::text[], $3::float8[]) AS s(q, id, usage) "
+			  "ON CONFLICT (job_queue, share_identifier) DO UPDATE "
+			  "SET usage = excluded.usage, updated_at = excluded.updated_at",
+			  4, t, v, NULL);
+}
+
+Datum
+fairshare_schedule(PG_FUNCTION_ARGS)
+{
+	bool		dry_run = PG_ARGISNULL(0) ? false : PG_GETARG_BOOL(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (!dry_run)
+		fairshare_pass_begin();
+
+	for (int round = 0; round < MAX_PASS_ROUNDS; round++)
+	{
+		PassWorld  *world = fairshare_load_world(PASS_PREFIX, NULL, NULL, 0, false);
+		FsResult   *result = fairshare_run_core(world);
+		bool		again;
+
+		handle_decisions(world, result, dry_run, rsinfo->setResult, rsinfo->setDesc);
+		if (!dry_run)
+			store_usage(world, result);
+		again = !dry_run && result->more_jobs_needed && result->stats.placed > 0;
+		fairshare_world_free(world);
+		if (!again)
+			break;
+	}
+
+	SPI_finish();
+	return (Datum) 0;
+}

@@ -1,0 +1,25 @@
+/*-------------------------------------------------------------------------
+ *
+ * dispatch.h
+ *		One dispatcher turn: the scheduling pass, and carrying out its
+ *		decisions against SageMaker.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FAIRSHARE_DISPATCH_H
+#define FAIRSHARE_DISPATCH_H
+
+typedef struct FairshareDispatch FairshareDispatch;
+
+extern FairshareDispatch *fairshare_dispatch_create(void);
+
+/* Run a turn; returns how long (ms) the dispatcher may wait before the next. */
+extern long fairshare_dispatch_turn(FairshareDispatch *dispatch);
+
+/* Wait up to timeout_ms for the latch or for calls to finish, applying outcomes. */
+extern void fairshare_dispatch_wait(FairshareDispatch *dispatch, long timeout_ms);
+
+/* Forget what a failed turn left half done (it is read again next turn). */
+extern void fairshare_dispatch_reset(FairshareDispatch *dispatch);
+
+#endif							/* FAIRSHARE_DISPATCH_H */

@@ -1,0 +1,242 @@
+/*-------------------------------------------------------------------------
+ *
+ * dispatcher.c
+ *		The fairshare dispatcher: a background worker that runs scheduling
+ *		passes and carries their decisions out against SageMaker.
+ *
+ * One per cluster, connected to fairshare.database.  Each *turn*:
+ *	 1. a scheduling pass (fairshare.schedule()), in its own transaction;
+ *	 2. the work it implies, read in a short transaction: CreateTrainingJob
+ *		for placed attempts that have no ARN, StopTrainingJob for stop
+ *		requests not yet sent, DescribeTrainingJob for attempts in SageMaker
+ *		that are due a poll;
+ *	 3. the calls, many in flight at once (dispatch.c), each outcome
+ *		written in its own short transaction as it arrives.
+ * No transaction is ever open across an HTTP call.  Between turns the
+ * dispatcher waits on its latch, which any committed change to jobs sets
+ * (shared_state.c), or for fairshare.poll_interval.
+ *
+ * It exits non-zero on SIGTERM (so the postmaster restarts it after a
+ * crash, and DROP DATABASE ... WITH (FORCE) can remove it), reloads its
+ * settings on SIGHUP (restarting itself if fairshare.database changed),
+ * idles while the server is a standby, and holds a session advisory lock
+ * so that no second dispatcher can act on the same database.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include "access/xlog.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/snapmgr.h"
+
+#include "fairshare.h"
+#include "worker/dispatch.h"
+#include "worker/dispatcher.h"
+#include "worker/shared_state.h"
+
+PGDLLEXPORT void fairshare_dispatcher_main(Datum main_arg);
+
+/* The session advisory lock a dispatcher holds on its database. */
+#define DISPATCHER_LOCK_KEY1	26227
+#define DISPATCHER_LOCK_KEY2	2
+
+/* How long to wait before retrying after a turn failed. */
+#define ERROR_BACKOFF_MS	1000
+
+void
+fairshare_register_dispatcher(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	/* Start on a hot standby too: it idles there until promoted. */
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = 2;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "fairshare");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "fairshare_dispatcher_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "fairshare dispatcher");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "fairshare dispatcher");
+	RegisterBackgroundWorker(&worker);
+}
+
+/* Run one SQL statement in its own transaction; returns SPI_processed. */
+uint64
+fairshare_dispatcher_exec(const char *sql)
+{
+	uint64		processed;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, sql);
+	if (SPI_execute(sql, false, 0) < 0)
+		elog(ERROR, "fairshare dispatcher: \"%s\" failed", sql);
+	processed = SPI_processed;
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	return processed;
+}
+
+/* Is the extension installed (and its tables usable) in our database? */
+static bool
+extension_installed(void)
+{
+	bool		installed;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (SPI_execute("SELECT 1 FROM pg_extension WHERE extname = 'fairshare'", true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_extension");
+	installed = SPI_processed > 0;
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return installed;
+}
+
+/*
+ * Take the dispatcher's session advisory lock, so that no other process
+ * dispatches for this database at the same time.  Held until we exit.
+ */
+static bool
+take_dispatcher_lock(void)
+{
+	bool		got;
+	bool		isnull;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (SPI_execute("SELECT pg_try_advisory_lock(" CppAsString2(DISPATCHER_LOCK_KEY1) ", "
+					CppAsString2(DISPATCHER_LOCK_KEY2) ")", false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not take the dispatcher lock");
+	got = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return got;
+}
+
+static void
+wait_for(long timeout_ms)
+{
+	int			rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							   Max(timeout_ms, 1), PG_WAIT_EXTENSION);
+
+	if (rc & WL_LATCH_SET)
+		ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+}
+
+static void
+reload_settings(void)
+{
+	char	   *database = pstrdup(fairshare_database);
+
+	ConfigReloadPending = false;
+	ProcessConfigFile(PGC_SIGHUP);
+	if (strcmp(database, fairshare_database) != 0)
+	{
+		ereport(LOG,
+				(errmsg("fairshare dispatcher restarting: fairshare.database changed from \"%s\" to \"%s\"",
+						database, fairshare_database)));
+		proc_exit(1);
+	}
+	pfree(database);
+}
+
+void
+fairshare_dispatcher_main(Datum main_arg)
+{
+	MemoryContext turn_context;
+	bool		have_lock = false;
+	FairshareDispatch *dispatch = NULL;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	if (!fairshare_dispatcher_attach())
+	{
+		ereport(LOG, (errmsg("fairshare dispatcher: another dispatcher is running; exiting")));
+		proc_exit(1);
+	}
+	BackgroundWorkerInitializeConnection(fairshare_database, NULL, 0);
+	ereport(LOG, (errmsg("fairshare dispatcher started for database \"%s\"", fairshare_database)));
+
+	turn_context = AllocSetContextCreate(TopMemoryContext, "fairshare dispatcher turn",
+										 ALLOCSET_DEFAULT_SIZES);
+	for (;;)
+	{
+		long		wait_ms = fairshare_poll_interval_ms;
+		bool		ok = true;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+			reload_settings();
+
+		/* A standby dispatches nothing; it waits to be promoted. */
+		if (RecoveryInProgress())
+		{
+			pgstat_report_activity(STATE_IDLE, "waiting for promotion");
+			wait_for(fairshare_poll_interval_ms);
+			continue;
+		}
+
+		MemoryContextReset(turn_context);
+		MemoryContextSwitchTo(turn_context);
+		PG_TRY();
+		{
+			if (!extension_installed())
+				wait_ms = fairshare_poll_interval_ms;
+			else if (!have_lock && !(have_lock = take_dispatcher_lock()))
+			{
+				ereport(LOG,
+						(errmsg("fairshare dispatcher: another session holds the dispatcher lock on database \"%s\"; waiting",
+								fairshare_database)));
+				wait_ms = fairshare_poll_interval_ms;
+			}
+			else
+			{
+				if (dispatch == NULL)
+					dispatch = fairshare_dispatch_create();
+				wait_ms = fairshare_dispatch_turn(dispatch);
+				pg_atomic_fetch_add_u64(&fairshare_shared->turns, 1);
+				pg_atomic_write_u64(&fairshare_shared->last_turn_end, (uint64) GetCurrentTimestamp());
+			}
+		}
+		PG_CATCH();
+		{
+			/* Report, clean up and try again shortly: one bad turn must not kill us. */
+			MemoryContextSwitchTo(turn_context);
+			EmitErrorReport();
+			FlushErrorState();
+			AbortCurrentTransaction();
+			if (dispatch != NULL)
+				fairshare_dispatch_reset(dispatch);
+			ok = false;
+		}
+		PG_END_TRY();
+		MemoryContextSwitchTo(TopMemoryContext);
+
+		if (!ok)
+			wait_ms = ERROR_BACKOFF_MS;
+		if (dispatch != NULL && wait_ms > 0)
+			fairshare_dispatch_wait(dispatch, wait_ms);
+		else if (wait_ms > 0)
+			wait_for(wait_ms);
+	}
+}

@@ -1,0 +1,285 @@
+-- The six reference scenarios of design 2.7, driven through INSERT,
+-- fairshare.schedule() and fairshare.apply_status() (playing SageMaker),
+-- checking placements, victims, reasons, queue_snapshot order and explain()
+-- at each step.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS fairshare CASCADE;
+CREATE EXTENSION fairshare;
+RESET client_min_messages;
+\set SHOW_CONTEXT never
+
+-- submit(queue, share, name, instances, priority, types): one job.
+CREATE FUNCTION pg_temp.submit(queue text, share text, name text, n integer, priority integer DEFAULT 0,
+							   types text[] DEFAULT NULL) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	kind text;
+	id bigint;
+BEGIN
+	SELECT p.kind INTO kind FROM fairshare.job_queues q LEFT JOIN fairshare.scheduling_policies p
+		ON p.name = q.scheduling_policy WHERE q.name = queue;
+	INSERT INTO fairshare.jobs (job_name, job_queue, share_identifier, quota_share, scheduling_priority,
+								request, instance_types, instance_count)
+	VALUES (name, queue, CASE WHEN kind = 'FAIR_SHARE' THEN share END,
+			CASE WHEN kind = 'QUOTA_SHARE' THEN share END, priority,
+			jsonb_build_object('RoleArn', 'arn:aws:iam::123456789012:role/SageMakerRole',
+				'OutputDataConfig', jsonb_build_object('S3OutputPath', 's3://bucket/out'),
+				'ResourceConfig', jsonb_build_object('InstanceType', coalesce(types[1], 'ml.p4d.24xlarge'),
+													 'InstanceCount', n)),
+			types, n)
+	RETURNING job_id INTO id;
+	RETURN id;
+END
+$$;
+-- SageMaker says: the job's current attempt is in this state.
+CREATE FUNCTION pg_temp.sagemaker(name text, sm_status text, secondary text DEFAULT NULL, failure text DEFAULT NULL)
+RETURNS fairshare.job_status LANGUAGE sql AS $$
+	SELECT fairshare.apply_status(j.job_id, jsonb_strip_nulls(jsonb_build_object(
+		'TrainingJobName', j.training_job_name, 'TrainingJobStatus', sm_status,
+		'SecondaryStatus', secondary, 'FailureReason', failure)))
+	  FROM fairshare.jobs j WHERE j.job_name = name
+$$;
+-- Every placed job is now training.
+CREATE FUNCTION pg_temp.all_training() RETURNS void LANGUAGE sql AS $$
+	SELECT fairshare.apply_status(j.job_id, jsonb_build_object('TrainingJobName', j.training_job_name,
+		'TrainingJobStatus', 'InProgress', 'SecondaryStatus', 'Training'))
+	  FROM fairshare.jobs j WHERE j.status IN ('SCHEDULED', 'STARTING')
+$$;
+-- SageMaker finishes every stop that was asked for.
+CREATE FUNCTION pg_temp.stops_finish() RETURNS SETOF text LANGUAGE sql AS $$
+	SELECT j.job_name || ' -> ' || fairshare.apply_status(j.job_id, jsonb_build_object(
+		'TrainingJobName', j.training_job_name, 'TrainingJobStatus', 'Stopped', 'SecondaryStatus', 'Stopped'))
+	  FROM fairshare.jobs j WHERE j.stop_kind IS NOT NULL AND j.status IN ('SCHEDULED', 'STARTING', 'RUNNING')
+	 ORDER BY j.job_id
+$$;
+-- One pass, as rows that name jobs rather than ids.
+CREATE FUNCTION pg_temp.pass() RETURNS TABLE (job text, action text, placement text, reason text)
+LANGUAGE sql AS $$
+	SELECT j.job_name, s.action, s.service_environment || '/' || s.instance_type, s.reason
+	  FROM fairshare.schedule() s JOIN fairshare.jobs j USING (job_id)
+$$;
+-- Instances held per share (SCHEDULED, STARTING, RUNNING, stopping or not).
+CREATE FUNCTION pg_temp.held(queue text) RETURNS TABLE (share text, held bigint, stopping bigint)
+LANGUAGE sql AS $$
+	SELECT coalesce(share_identifier, quota_share, job_queue), sum(instance_count),
+		   coalesce(sum(instance_count) FILTER (WHERE stop_kind IS NOT NULL), 0)
+	  FROM fairshare.jobs WHERE job_queue = queue AND status IN ('SCHEDULED', 'STARTING', 'RUNNING')
+	 GROUP BY 1 ORDER BY 1
+$$;
+CREATE FUNCTION pg_temp.snapshot(queue text) RETURNS TABLE ("position" int, job text, share text, priority int, pending_reason text)
+LANGUAGE sql AS $$
+	SELECT s.position, j.job_name, s.share, s.scheduling_priority, s.pending_reason
+	  FROM fairshare.queue_snapshot(queue) s JOIN fairshare.jobs j USING (job_id) ORDER BY s.position
+$$;
+CREATE FUNCTION pg_temp.why(name text) RETURNS text LANGUAGE sql AS $$
+	SELECT fairshare.explain(job_id) ->> 'summary' FROM fairshare.jobs WHERE job_name = name
+$$;
+
+-------------------------------------------------------------------------------
+-- 1. Borrow and reclaim.  One environment of 100 x ml.p4d.24xlarge; quota
+-- shares ProdExp1 (60, LEND_AND_BORROW) and ProdExp2 (40, LEND).
+-------------------------------------------------------------------------------
+INSERT INTO fairshare.service_environments (name) VALUES ('p4');
+INSERT INTO fairshare.capacity_limits VALUES ('p4', 'ml.p4d.24xlarge', 100);
+INSERT INTO fairshare.scheduling_policies (name, kind) VALUES ('quota', 'QUOTA_SHARE');
+INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES ('prod', 10, 'quota');
+INSERT INTO fairshare.queue_environments VALUES ('prod', 'p4', 1);
+INSERT INTO fairshare.quota_shares (job_queue, name, strategy, in_share_preemption) VALUES
+	('prod', 'ProdExp1', 'LEND_AND_BORROW', true), ('prod', 'ProdExp2', 'LEND', false);
+INSERT INTO fairshare.quota_share_limits VALUES
+	('prod', 'ProdExp1', 'ml.p4d.24xlarge', 60), ('prod', 'ProdExp2', 'ml.p4d.24xlarge', 40);
+
+-- ProdExp2 runs 25 instances; ProdExp1 has a backlog of 8 x 15.
+SELECT count(*) FROM (SELECT pg_temp.submit('prod', 'ProdExp2', 'e2-' || i, 5) FROM generate_series(1, 5) i) s;
+SELECT count(*) FROM (SELECT pg_temp.submit('prod', 'ProdExp1', 'e1-' || i, 15) FROM generate_series(1, 8) i) s;
+SELECT * FROM pg_temp.pass();
+SELECT pg_temp.all_training();
+-- ProdExp1 borrowed ProdExp2's idle 15: it runs 75.
+SELECT * FROM pg_temp.held('prod');
+SELECT * FROM pg_temp.snapshot('prod');
+SELECT pg_temp.why('e1-6');
+-- Nothing changes while nothing changes.
+SELECT * FROM pg_temp.pass();
+
+-- ProdExp2 submits 15 more: ProdExp1's borrowed 15 are reclaimed.
+SELECT count(*) FROM (SELECT pg_temp.submit('prod', 'ProdExp2', 'e2-late-' || i, 5) FROM generate_series(1, 3) i) s;
+SELECT * FROM pg_temp.pass();
+SELECT job_name, status, stop_kind, stop_reason FROM fairshare.jobs WHERE stop_kind IS NOT NULL;
+-- The victim still holds its capacity while it stops; the room is held for
+-- the job it was preempted for, and nothing else takes it.
+SELECT * FROM pg_temp.held('prod');
+SELECT pg_temp.why('e2-late-1');
+SELECT fairshare.explain(job_id) -> 'nomination' ->> 'kind' AS nomination FROM fairshare.jobs WHERE job_name = 'e2-late-1';
+SELECT * FROM pg_temp.pass();
+-- SageMaker reports the victim stopped: it goes back to its queue, and the
+-- next pass places ProdExp2's jobs.
+SELECT * FROM pg_temp.stops_finish();
+SELECT job_name, status, preemptions, status_reason FROM fairshare.jobs WHERE job_name = 'e1-5';
+SELECT * FROM pg_temp.pass();
+SELECT pg_temp.all_training();
+SELECT * FROM pg_temp.held('prod');
+-- The preempted job waits at the head of ProdExp1, which is at its limit
+-- while ProdExp2 uses all of its own.
+SELECT * FROM pg_temp.snapshot('prod');
+
+-------------------------------------------------------------------------------
+-- 2. In-share priority preemption.  ProdExp2 is busy with its own 40;
+-- ProdExp1 (60, in-share preemption on) runs A (80), B (50), C (30), D (10),
+-- 15 instances each.  A priority-90 job of 15 arrives: D is preempted.
+-------------------------------------------------------------------------------
+SET client_min_messages = warning;
+TRUNCATE fairshare.jobs CASCADE;
+RESET client_min_messages;
+SELECT count(*) FROM (SELECT pg_temp.submit('prod', 'ProdExp2', 'own-' || i, 10) FROM generate_series(1, 4) i) s;
+SELECT pg_temp.submit('prod', 'ProdExp1', 'A', 15, 80), pg_temp.submit('prod', 'ProdExp1', 'B', 15, 50),
+	   pg_temp.submit('prod', 'ProdExp1', 'C', 15, 30), pg_temp.submit('prod', 'ProdExp1', 'D', 15, 10);
+SELECT * FROM pg_temp.pass();
+SELECT pg_temp.all_training();
+SELECT * FROM pg_temp.held('prod');
+SELECT pg_temp.submit('prod', 'ProdExp1', 'urgent', 15, 90);
+SELECT * FROM pg_temp.pass();
+SELECT pg_temp.why('urgent');
+SELECT * FROM pg_temp.stops_finish();
+SELECT * FROM pg_temp.pass();
+SELECT pg_temp.all_training();
+-- ProdExp1 still holds 60: A, B, C and the new job.
+SELECT * FROM pg_temp.held('prod');
+SELECT job_name, scheduling_priority, status FROM fairshare.jobs WHERE quota_share = 'ProdExp1' ORDER BY scheduling_priority DESC;
+SELECT pg_temp.why('D');
+
+-- Had idle capacity been there to borrow, the job would have borrowed it:
+-- preemption is the last resort.
+SET client_min_messages = warning;
+TRUNCATE fairshare.jobs CASCADE;
+RESET client_min_messages;
+SELECT pg_temp.submit('prod', 'ProdExp2', 'own-half', 20);
+SELECT pg_temp.submit('prod', 'ProdExp1', 'A', 15, 80), pg_temp.submit('prod', 'ProdExp1', 'B', 15, 50),
+	   pg_temp.submit('prod', 'ProdExp1', 'C', 15, 30), pg_temp.submit('prod', 'ProdExp1', 'D', 15, 10);
+SELECT * FROM pg_temp.pass();
+SELECT pg_temp.all_training();
+SELECT pg_temp.submit('prod', 'ProdExp1', 'urgent', 15, 90);
+SELECT * FROM pg_temp.pass();
+SELECT count(*) AS stops_requested FROM fairshare.jobs WHERE stop_kind IS NOT NULL;
+SELECT * FROM pg_temp.held('prod');
+
+-------------------------------------------------------------------------------
+-- 3. Share weights.  A fair-share queue whose policy has HIGHPRI (1),
+-- MIDPRI (3), LOWPRI (5), on an environment of 1 instance.
+-------------------------------------------------------------------------------
+SET client_min_messages = warning;
+TRUNCATE fairshare.jobs CASCADE;
+RESET client_min_messages;
+INSERT INTO fairshare.service_environments (name) VALUES ('one');
+INSERT INTO fairshare.capacity_limits VALUES ('one', 'NUM_INSTANCES', 1);
+INSERT INTO fairshare.scheduling_policies (name, kind) VALUES ('weights', 'FAIR_SHARE');
+INSERT INTO fairshare.share_distribution VALUES ('weights', 'HIGHPRI', 1), ('weights', 'MIDPRI', 3), ('weights', 'LOWPRI', 5);
+INSERT INTO fairshare.job_queues (name, scheduling_policy) VALUES ('research', 'weights');
+INSERT INTO fairshare.queue_environments VALUES ('research', 'one', 1);
+-- LOWPRI and MIDPRI together: MIDPRI runs first.
+SELECT pg_temp.submit('research', 'LOWPRI', 'low', 1), pg_temp.submit('research', 'MIDPRI', 'mid', 1);
+SELECT * FROM pg_temp.pass();
+SELECT pg_temp.all_training();
+SELECT * FROM pg_temp.snapshot('research');
+-- HIGHPRI submitted later runs before LOWPRI: first in the queue order ...
+SELECT pg_temp.submit('research', 'HIGHPRI', 'high', 1);
+SELECT * FROM pg_temp.pass();
+SELECT * FROM pg_temp.snapshot('research');
+SELECT pg_temp.why('low');
+-- ... and first to run when the instance frees up.
+SELECT pg_temp.sagemaker('mid', 'Completed');
+SELECT * FROM pg_temp.pass();
+SELECT pg_temp.all_training();
+SELECT pg_temp.sagemaker('high', 'Completed');
+SELECT * FROM pg_temp.pass();
+
+-------------------------------------------------------------------------------
+-- 4. Steady-state proportions: weights 1/3/5 with saturated demand converge
+-- to 15/23, 5/23, 3/23 of capacity (within one instance).
+-------------------------------------------------------------------------------
+SET client_min_messages = warning;
+TRUNCATE fairshare.jobs CASCADE;
+RESET client_min_messages;
+UPDATE fairshare.capacity_limits SET max_capacity = 46 WHERE service_environment = 'one';
+SELECT count(*) FROM (SELECT pg_temp.submit('research', s, s || '-' || i, 1)
+						FROM unnest(ARRAY['HIGHPRI', 'MIDPRI', 'LOWPRI']) s, generate_series(1, 300) i) jobs;
+SELECT count(*) AS placed FROM fairshare.schedule();
+SELECT pg_temp.all_training();
+SELECT share, held, round(46 * CASE share WHEN 'HIGHPRI' THEN 15 WHEN 'MIDPRI' THEN 5 ELSE 3 END / 23.0, 1) AS target,
+	   abs(held - 46 * CASE share WHEN 'HIGHPRI' THEN 15 WHEN 'MIDPRI' THEN 5 ELSE 3 END / 23.0) <= 1 AS within_one
+  FROM pg_temp.held('research');
+-- Jobs keep finishing and arriving; the proportions hold.
+DO $$
+BEGIN
+	FOR round IN 1..10 LOOP
+		PERFORM fairshare.apply_status(job_id, jsonb_build_object('TrainingJobName', training_job_name,
+											   'TrainingJobStatus', 'Completed'))
+		   FROM (SELECT job_id, training_job_name FROM fairshare.jobs WHERE status = 'RUNNING'
+				  ORDER BY job_id LIMIT 10) done;
+		PERFORM fairshare.schedule();
+		PERFORM pg_temp.all_training();
+	END LOOP;
+END
+$$;
+SELECT share, held, abs(held - 46 * CASE share WHEN 'HIGHPRI' THEN 15 WHEN 'MIDPRI' THEN 5 ELSE 3 END / 23.0) <= 1 AS within_one
+  FROM pg_temp.held('research');
+
+-------------------------------------------------------------------------------
+-- 5. Two queues on one environment: the higher-priority queue's jobs go first.
+-------------------------------------------------------------------------------
+SET client_min_messages = warning;
+TRUNCATE fairshare.jobs CASCADE;
+RESET client_min_messages;
+INSERT INTO fairshare.service_environments (name) VALUES ('shared');
+INSERT INTO fairshare.capacity_limits VALUES ('shared', 'NUM_INSTANCES', 10);
+INSERT INTO fairshare.job_queues (name, priority) VALUES ('batch-low', 1), ('batch-high', 100);
+INSERT INTO fairshare.queue_environments VALUES ('batch-low', 'shared', 1), ('batch-high', 'shared', 1);
+-- The low queue's jobs are older, but the high queue is served first.
+SELECT pg_temp.submit('batch-low', NULL, 'low-' || i, 4) FROM generate_series(1, 2) i;
+SELECT pg_temp.submit('batch-high', NULL, 'high-' || i, 4) FROM generate_series(1, 2) i;
+SELECT * FROM pg_temp.pass();
+SELECT pg_temp.why('low-1');
+
+-------------------------------------------------------------------------------
+-- 6. Fallback: a job listing p5 then p4d runs on p4d when p5 is full, and
+-- moves to p4d when SageMaker answers its p5 attempt with a capacity failure.
+-------------------------------------------------------------------------------
+SET client_min_messages = warning;
+TRUNCATE fairshare.jobs CASCADE;
+RESET client_min_messages;
+INSERT INTO fairshare.service_environments (name) VALUES ('p5');
+INSERT INTO fairshare.capacity_limits VALUES ('p5', 'ml.p5.48xlarge', 8);
+INSERT INTO fairshare.job_queues (name) VALUES ('gpu');
+INSERT INTO fairshare.queue_environments VALUES ('gpu', 'p5', 1), ('gpu', 'p4', 2);
+SELECT pg_temp.submit('gpu', NULL, 'p5-filler', 8, 0, ARRAY['ml.p5.48xlarge']);
+SELECT pg_temp.submit('gpu', NULL, 'flexible', 8, 0, ARRAY['ml.p5.48xlarge', 'ml.p4d.24xlarge']);
+SELECT * FROM pg_temp.pass();
+-- p5 frees up; the next flexible job goes to p5 first ...
+SELECT pg_temp.sagemaker('p5-filler', 'Completed');
+SELECT pg_temp.submit('gpu', NULL, 'flexible-2', 8, 0, ARRAY['ml.p5.48xlarge', 'ml.p4d.24xlarge']);
+SELECT * FROM pg_temp.pass();
+-- ... SageMaker has no p5 capacity after all: no attempt spent, p5 backs off,
+-- and the job lands on p4d.
+SELECT pg_temp.sagemaker('flexible-2', 'InProgress', 'Starting');
+SELECT pg_temp.sagemaker('flexible-2', 'Failed', 'Failed',
+	'CapacityError: Unable to provision requested ML compute capacity. Please retry using a different ML instance type.');
+SELECT job_name, status, attempts, retry_attempts FROM fairshare.jobs WHERE job_name = 'flexible-2';
+SELECT pg_temp.why('flexible-2');
+SELECT * FROM pg_temp.pass();
+SELECT a.attempt, a.service_environment, a.instance_type, a.outcome FROM fairshare.job_attempts a
+  JOIN fairshare.jobs j USING (job_id) WHERE j.job_name = 'flexible-2' ORDER BY a.attempt;
+
+-- A job bigger than anything can hold stays RUNNABLE, says so, and does not
+-- block the jobs behind it.
+SELECT pg_temp.submit('gpu', NULL, 'too-big', 200, 0, ARRAY['ml.p5.48xlarge', 'ml.p4d.24xlarge']);
+SELECT pg_temp.submit('gpu', NULL, 'small', 1, 0, ARRAY['ml.p4d.24xlarge']);
+SELECT * FROM pg_temp.pass();
+SELECT job_name, status, status_reason FROM fairshare.jobs WHERE job_name = 'too-big';
+
+-- A dry run decides and changes nothing (it does not take new jobs in either).
+SELECT pg_temp.submit('gpu', NULL, 'dry', 1, 0, ARRAY['ml.p4d.24xlarge']);
+SELECT count(*) AS decisions FROM fairshare.schedule(true);
+UPDATE fairshare.jobs SET status = 'RUNNABLE' WHERE job_name = 'dry';
+SELECT j.job_name, s.action, s.service_environment FROM fairshare.schedule(true) s JOIN fairshare.jobs j USING (job_id);
+SELECT job_name, status FROM fairshare.jobs WHERE job_name = 'dry';
+
+SET client_min_messages = warning;
+DROP EXTENSION fairshare CASCADE;
