@@ -55,9 +55,12 @@
  *	   cache may hold credentials that were rotated or revoked);
  *	 - after max_tries tries (5) the call is final: FS_SM_RETRYABLE_EXHAUSTED
  *	   with the last answer's status, type and message.
- * Note that curl itself resends a request once, without telling us, when a
- * reused keep-alive connection turns out to have been closed before any
- * byte of the answer came; such a resend is not counted in "tries".
+ * curl itself resends a request once when a reused keep-alive connection
+ * turns out to have been closed before any byte of the answer came -- which
+ * is also what an answer lost after SageMaker acted looks like.  The body
+ * goes to curl through a read callback, so such a resend has to rewind it
+ * through our seek callback: we count it as one more try, and as an
+ * ambiguous one (the first send may have been acted on).
  *
  * This file must never write a secret anywhere: the Authorization and
  * X-Amz-Security-Token header lines are built in scratch memory that is
@@ -128,6 +131,8 @@ typedef struct SmRequest
 	int			ambiguous_tries;
 	int			new_connections;
 	bool		credentials_refreshed;
+	size_t		read_pos;		/* of the body, for curl's read callback */
+	int			resends;		/* curl's own resends in this try */
 
 	/* the try in flight; all but easy/headers are written by curl callbacks */
 	CURL	   *easy;
@@ -442,6 +447,35 @@ header_cb(char *buffer, size_t size, size_t nitems, void *userdata)
 	else if (n > sizeof(etype) - 1 && pg_strncasecmp(buffer, etype, sizeof(etype) - 1) == 0)
 		keep_header_value(r->hdr_error_type, buffer + sizeof(etype) - 1, n - (sizeof(etype) - 1));
 	return n;
+}
+
+/* CURLOPT_READFUNCTION: the request body. */
+static size_t
+read_cb(char *buffer, size_t size, size_t nitems, void *userdata)
+{
+	SmRequest  *r = (SmRequest *) userdata;
+	size_t		n = Min(size * nitems, r->body_len - r->read_pos);
+
+	memcpy(buffer, r->body + r->read_pos, n);
+	r->read_pos += n;
+	return n;
+}
+
+/*
+ * CURLOPT_SEEKFUNCTION: curl rewinds the body to send it again -- on a
+ * fresh connection after a reused one died under the request.
+ */
+static int
+seek_cb(void *userdata, curl_off_t offset, int origin)
+{
+	SmRequest  *r = (SmRequest *) userdata;
+
+	if (origin != SEEK_SET || offset < 0 || (size_t) offset > r->body_len)
+		return CURL_SEEKFUNC_CANTSEEK;
+	if (offset == 0 && r->read_pos > 0)
+		r->resends++;
+	r->read_pos = (size_t) offset;
+	return CURL_SEEKFUNC_OK;
 }
 
 /* ------------------------------------------------------- request lists */
@@ -1004,6 +1038,8 @@ try_finished(FsSmClient *c, SmRequest *r, CURLcode rc)
 
 	if (curl_easy_getinfo(r->easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK)
 		r->new_connections += (int) connects;
+	r->tries += r->resends;
+	r->ambiguous_tries += r->resends;
 	free_outcome(r);
 	r->http_status = 0;
 
@@ -1197,6 +1233,8 @@ start_try(FsSmClient *c, SmRequest *r, const FsAwsCredentials *cred)
 	r->easy = easy;
 	n_live_easy++;
 	r->errbuf[0] = '\0';
+	r->read_pos = 0;
+	r->resends = 0;
 	r->hdr_request_id[0] = '\0';
 	r->hdr_error_type[0] = '\0';
 	r->buf.max = FS_SM_MAX_RESPONSE_BYTES;
@@ -1221,7 +1259,10 @@ start_try(FsSmClient *c, SmRequest *r, const FsAwsCredentials *cred)
 	FS_CURL_SETOPT(easy, CURLOPT_HTTPHEADER, r->headers);
 	FS_CURL_SETOPT(easy, CURLOPT_POST, 1L);
 	FS_CURL_SETOPT(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) r->body_len);
-	FS_CURL_SETOPT(easy, CURLOPT_POSTFIELDS, r->body);
+	FS_CURL_SETOPT(easy, CURLOPT_READFUNCTION, read_cb);
+	FS_CURL_SETOPT(easy, CURLOPT_READDATA, (void *) r);
+	FS_CURL_SETOPT(easy, CURLOPT_SEEKFUNCTION, seek_cb);
+	FS_CURL_SETOPT(easy, CURLOPT_SEEKDATA, (void *) r);
 	if (r->no_proxy)
 		FS_CURL_SETOPT(easy, CURLOPT_NOPROXY, "*");
 

@@ -153,7 +153,8 @@ typedef struct FsSmResult
 								 * ({} when empty), the error document on an
 								 * error with a JSON body, else NULL */
 	char	   *request_id;		/* x-amzn-RequestId of the last answer, or NULL */
-	int			tries;			/* requests sent (0 if never sent) */
+	int			tries;			/* requests sent (0 if never sent), curl's own
+								 * resends on a dead reused connection included */
 	int			ambiguous_tries;	/* tries that ended with a timeout, a
 									 * dropped connection or a 5xx: SageMaker
 									 * may have acted on them, so a
