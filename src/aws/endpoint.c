@@ -14,7 +14,8 @@
  *
  * This file only decides and checks; it never sends anything, never
  * raises for bad input (the caller turns a refusal into a result or an
- * error of its own) and never reads a secret.
+ * error of its own), and never echoes the user information of a URL
+ * (it may hold a password) in a message.
  *
  *-------------------------------------------------------------------------
  */
@@ -49,6 +50,31 @@ valid_region(const char *region)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
 			return false;
 	return true;
+}
+
+/*
+ * The URL for a message: user information (which may hold a password) is
+ * replaced by "***".  The authority is what follows "://" up to the first
+ * '/', '?' or '#'; its user information ends at its last '@'.
+ */
+static char *
+redact_url(const char *url)
+{
+	const char *auth = strstr(url, "://");
+	const char *end;
+	const char *at = NULL;
+	const char *p;
+
+	if (auth == NULL)
+		return pstrdup(url);
+	auth += 3;
+	end = auth + strcspn(auth, "/?#");
+	for (p = auth; p < end; p++)
+		if (*p == '@')
+			at = p;
+	if (at == NULL)
+		return pstrdup(url);
+	return psprintf("%.*s***%s", (int) (auth - url), url, at);
 }
 
 bool
@@ -105,13 +131,14 @@ fs_sm_resolve_endpoint(const char *env_endpoint_url, const char *env_region,
 
 	if (!fs_http_url_check_loopback(u, &https, &loopback, &reason))
 	{
-		*why = psprintf("SageMaker endpoint \"%s\" (from %s) is refused: %s", u, src, reason);
+		*why = psprintf("SageMaker endpoint \"%s\" (from %s) is refused: %s",
+						redact_url(u), src, reason);
 		return false;
 	}
 	if (!https && !loopback)
 	{
 		*why = psprintf("SageMaker endpoint \"%s\" (from %s) is refused: plain http:// is allowed only to a loopback address (localhost, 127.0.0.0/8, ::1); use https://",
-						u, src);
+						redact_url(u), src);
 		return false;
 	}
 	*url = pstrdup(u);
