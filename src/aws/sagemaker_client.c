@@ -912,6 +912,18 @@ classify_transport(FsSmClient *c, SmRequest *r, CURLcode rc,
 	return STEP_RETRY;
 }
 
+/* Whether a body is empty or only white space. */
+static bool
+blank(const char *data, size_t len)
+{
+	size_t		i;
+
+	for (i = 0; i < len; i++)
+		if (data[i] != ' ' && data[i] != '\t' && data[i] != '\r' && data[i] != '\n')
+			return false;
+	return true;
+}
+
 /* A try got an HTTP answer: parse it, classify it, say what next. */
 static NextStep
 classify_answer(FsSmClient *c, SmRequest *r, FsSmErrorClass *cls)
@@ -922,13 +934,13 @@ classify_answer(FsSmClient *c, SmRequest *r, FsSmErrorClass *cls)
 	const char *t;
 	MemoryContext old;
 
-	if (r->buf.len > 0)
+	if (!blank(r->buf.data, r->buf.len))
 		jb = parse_body(c, r->buf.data, r->buf.len, &problem);
 	r->response = jb;
 
 	if (st >= 200 && st < 300)
 	{
-		if (r->buf.len == 0)
+		if (blank(r->buf.data, r->buf.len))
 		{
 			/* StopTrainingJob may answer with no body at all */
 			old = MemoryContextSwitchTo(c->cxt);
@@ -1400,6 +1412,8 @@ submit(FsSmClient *c, FsSmOperation op, const char *endpoint_url,
 
 	if (!ok)
 		finish(c, r, FS_SM_ENDPOINT, "EndpointRefused", why);
+	/* submit is never called inside a turn: the scratch is ours to clear */
+	MemoryContextReset(c->scratch);
 }
 
 void
