@@ -1,4 +1,4 @@
--- AWS: SigV4 signing and the credential chain (src/aws/).
+-- AWS: SigV4 signing, the credential chain and SageMaker calls (src/aws/).
 --
 -- Every function here deals with secrets or reveals where they come from,
 -- so EXECUTE is revoked from PUBLIC and granted to fairshare_admin only
