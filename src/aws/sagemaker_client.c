@@ -1320,7 +1320,6 @@ start_ready(FsSmClient *c, TimestampTz now)
 	{
 		dlist_mutable_iter it;
 		dlist_head	due;
-		int			n = 0;
 
 		dlist_init(&due);
 		dlist_foreach_modify(it, &c->backoff)
@@ -1332,7 +1331,6 @@ start_ready(FsSmClient *c, TimestampTz now)
 				dlist_delete(&r->node);
 				c->n_backoff--;
 				dlist_push_tail(&due, &r->node);
-				n++;
 			}
 		}
 		while (!dlist_is_empty(&due))
@@ -1383,7 +1381,7 @@ submit(FsSmClient *c, FsSmOperation op, const char *endpoint_url,
 	if ((int) op < 0 || (int) op >= FS_SM_NUM_OPERATIONS)
 		elog(ERROR, "unknown SageMaker operation %d", (int) op);
 
-	/* the resolution's scratch goes with the next turn of fs_sm_wait */
+	/* resolve in scratch memory, cleared at the end */
 	old = MemoryContextSwitchTo(c->scratch);
 	ok = fs_sm_resolve_endpoint(endpoint_url, region, &url, &reg, &src, &why);
 	if (!ok)
