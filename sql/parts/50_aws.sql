@@ -1,4 +1,4 @@
--- AWS: SigV4 signing and the credential chain (src/aws/).
+-- AWS: SigV4 signing, the credential chain and SageMaker calls (src/aws/).
 --
 -- Every function here deals with secrets or reveals where they come from,
 -- so EXECUTE is revoked from PUBLIC and granted to fairshare_admin only
@@ -52,4 +52,82 @@ GRANT EXECUTE ON FUNCTION
     fairshare.sigv4_sign(text, text, jsonb, bytea, text, text, text, text, text, text),
     fairshare.aws_credentials_info(),
     fairshare.aws_region()
+TO fairshare_admin;
+
+-- ---------------------------------------------------------------------
+-- SageMaker calls through the request engine (src/aws/sagemaker_client.c).
+-- They act with the server's AWS credentials, so, like the functions
+-- above, they are for superusers and fairshare_admin only.
+
+-- One signed call; returns the answer's body, or raises an error that
+-- names SageMaker's error type and message (errdetail: HTTP status, tries,
+-- error class, request id).  The endpoint is fairshare.endpoint_url, else
+-- AWS_ENDPOINT_URL_SAGEMAKER, else https://api.sagemaker.<region>.amazonaws.com.
+CREATE FUNCTION fairshare.sagemaker_call(operation text, request jsonb)
+RETURNS jsonb
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+AS 'MODULE_PATHNAME', 'fairshare_sagemaker_call';
+
+COMMENT ON FUNCTION fairshare.sagemaker_call(text, jsonb)
+IS 'One signed SageMaker call (CreateTrainingJob, DescribeTrainingJob, StopTrainingJob, ListTrainingJobs), retried as the dispatcher retries';
+
+-- Where calls go for a service environment with this endpoint_url and
+-- region (NULL = not set): {"url", "region", "source"}.
+CREATE FUNCTION fairshare.sagemaker_endpoint(endpoint_url text DEFAULT NULL,
+                                             region text DEFAULT NULL)
+RETURNS jsonb
+LANGUAGE C STABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'fairshare_sagemaker_endpoint';
+
+COMMENT ON FUNCTION fairshare.sagemaker_endpoint(text, text)
+IS 'The SageMaker endpoint URL and region a call would use, and where the URL comes from';
+
+-- Test-only: many calls at once through a fresh engine, one row each, in
+-- array order.  options: connect_timeout_ms, timeout_ms, max_tries,
+-- backoff_base_ms, throttle_backoff_base_ms, backoff_cap_ms, endpoint_url,
+-- region.
+CREATE FUNCTION fairshare._sagemaker_batch(operation text, requests jsonb[],
+                                           options jsonb DEFAULT '{}')
+RETURNS TABLE(ord int, error_class text, http_status int, error_type text,
+              message text, response jsonb, tries int, ambiguous_tries int,
+              new_connections int, started_ms float8, elapsed_ms float8)
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+AS 'MODULE_PATHNAME', 'fairshare_sagemaker_batch';
+
+COMMENT ON FUNCTION fairshare._sagemaker_batch(text, jsonb[], jsonb)
+IS 'Test-only: submit many SageMaker calls at once and report each one''s outcome';
+
+-- Test-only: one call, one fs_sm_wait(wait_ms); shows whether a set latch
+-- ended the wait early.
+CREATE FUNCTION fairshare._sagemaker_wait_test(operation text, request jsonb, wait_ms int)
+RETURNS jsonb
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+AS 'MODULE_PATHNAME', 'fairshare_sagemaker_wait_test';
+
+COMMENT ON FUNCTION fairshare._sagemaker_wait_test(text, jsonb, int)
+IS 'Test-only: does setting this backend''s latch end the SageMaker engine''s wait';
+
+-- Test-only: curl handles alive in this backend.
+CREATE FUNCTION fairshare._sagemaker_client_stats()
+RETURNS jsonb
+LANGUAGE C VOLATILE PARALLEL RESTRICTED
+AS 'MODULE_PATHNAME', 'fairshare_sagemaker_client_stats';
+
+COMMENT ON FUNCTION fairshare._sagemaker_client_stats()
+IS 'Test-only: SageMaker clients and curl handles alive in this backend';
+
+REVOKE EXECUTE ON FUNCTION
+    fairshare.sagemaker_call(text, jsonb),
+    fairshare.sagemaker_endpoint(text, text),
+    fairshare._sagemaker_batch(text, jsonb[], jsonb),
+    fairshare._sagemaker_wait_test(text, jsonb, int),
+    fairshare._sagemaker_client_stats()
+FROM PUBLIC;
+
+GRANT EXECUTE ON FUNCTION
+    fairshare.sagemaker_call(text, jsonb),
+    fairshare.sagemaker_endpoint(text, text),
+    fairshare._sagemaker_batch(text, jsonb[], jsonb),
+    fairshare._sagemaker_wait_test(text, jsonb, int),
+    fairshare._sagemaker_client_stats()
 TO fairshare_admin;

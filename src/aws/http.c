@@ -27,17 +27,6 @@
 #define FS_HTTP_USER_AGENT	"fairshare/0.1.0"
 #define FS_HTTP_SLICE_MS	100
 
-/* What the write callback collects; malloc'd, as curl calls us. */
-typedef struct RecvBuf
-{
-	char	   *data;
-	size_t		len;
-	size_t		cap;
-	size_t		max;
-	bool		too_large;
-	bool		no_memory;
-} RecvBuf;
-
 static bool curl_initialized = false;
 
 void
@@ -56,14 +45,15 @@ fs_curl_global_init(void)
 }
 
 /*
- * curl's write callback.  It must not ereport (we are inside curl), so it
+ * curl's write callback (CURLOPT_WRITEFUNCTION with an FsHttpBuffer as
+ * CURLOPT_WRITEDATA).  It must not ereport (we are inside curl), so it
  * uses malloc and tells curl to stop (by returning less than it was given)
  * when the response is too large or memory runs out.
  */
-static size_t
-recv_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
+size_t
+fs_http_buffer_write(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
-	RecvBuf    *b = (RecvBuf *) userdata;
+	FsHttpBuffer *b = (FsHttpBuffer *) userdata;
 	size_t		n = size * nmemb;
 
 	if (n > b->max - b->len)
@@ -99,13 +89,28 @@ recv_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
+void
+fs_http_buffer_reset(FsHttpBuffer *b)
+{
+	if (b->data)
+	{
+		explicit_bzero(b->data, b->cap);
+		free(b->data);
+	}
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+	b->too_large = false;
+	b->no_memory = false;
+}
+
 bool
 fs_http_perform(const FsHttpRequest *req, FsHttpResponse *resp)
 {
 	CURL	   *volatile easy = NULL;
 	CURLM	   *volatile multi = NULL;
 	struct curl_slist *volatile hdrs = NULL;
-	RecvBuf    *volatile rb = NULL;
+	FsHttpBuffer *volatile rb = NULL;
 	char	   *volatile errbuf = NULL;
 	volatile bool added = false;
 	volatile bool ok = false;
@@ -113,7 +118,7 @@ fs_http_perform(const FsHttpRequest *req, FsHttpResponse *resp)
 	fs_curl_global_init();
 	memset(resp, 0, sizeof(*resp));
 
-	rb = calloc(1, sizeof(RecvBuf));
+	rb = calloc(1, sizeof(FsHttpBuffer));
 	errbuf = calloc(1, CURL_ERROR_SIZE);
 	if (rb == NULL || errbuf == NULL)
 	{
@@ -163,7 +168,7 @@ fs_http_perform(const FsHttpRequest *req, FsHttpResponse *resp)
 		FS_CURL_SETOPT(easy, CURLOPT_TIMEOUT_MS, req->timeout_ms);
 		FS_CURL_SETOPT(easy, CURLOPT_ERRORBUFFER, (char *) errbuf);
 		FS_CURL_SETOPT(easy, CURLOPT_USERAGENT, FS_HTTP_USER_AGENT);
-		FS_CURL_SETOPT(easy, CURLOPT_WRITEFUNCTION, recv_cb);
+		FS_CURL_SETOPT(easy, CURLOPT_WRITEFUNCTION, fs_http_buffer_write);
 		FS_CURL_SETOPT(easy, CURLOPT_WRITEDATA, (void *) rb);
 		if (hdrs)
 			FS_CURL_SETOPT(easy, CURLOPT_HTTPHEADER, (struct curl_slist *) hdrs);
@@ -229,11 +234,7 @@ fs_http_perform(const FsHttpRequest *req, FsHttpResponse *resp)
 		for (s = hdrs; s != NULL; s = s->next)
 			explicit_bzero(s->data, strlen(s->data));
 		curl_slist_free_all(hdrs);
-		if (rb->data)
-		{
-			explicit_bzero(rb->data, rb->cap);
-			free(rb->data);
-		}
+		fs_http_buffer_reset(rb);
 		free(rb);
 		free(errbuf);
 	}
@@ -242,17 +243,31 @@ fs_http_perform(const FsHttpRequest *req, FsHttpResponse *resp)
 	return ok;
 }
 
+/*
+ * Classify a host as curl gives it (IPv6 in brackets): *loopback for
+ * localhost, 127.0.0.0/8 and ::1; the return value is true for those and for
+ * the link-local addresses AWS serves metadata on (169.254.0.0/16,
+ * fe80::/10, fd00:ec2::/32).  Only literals count: a name that resolves to
+ * a loopback address is not trusted.
+ */
 static bool
-host_is_local(const char *host)
+host_is_local(const char *host, bool *loopback)
 {
 	unsigned char a[16];
 	char		buf[64];
 	size_t		len = strlen(host);
 
+	*loopback = false;
 	if (pg_strcasecmp(host, "localhost") == 0)
+	{
+		*loopback = true;
 		return true;
+	}
 	if (inet_pton(AF_INET, host, a) == 1)
+	{
+		*loopback = a[0] == 127;
 		return a[0] == 127 || (a[0] == 169 && a[1] == 254);
+	}
 	/* curl gives IPv6 hosts in brackets */
 	if (len >= 2 && host[0] == '[' && host[len - 1] == ']' && len - 2 < sizeof(buf))
 	{
@@ -265,7 +280,10 @@ host_is_local(const char *host)
 		static const unsigned char loop6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
 
 		if (memcmp(a, loop6, 16) == 0)
+		{
+			*loopback = true;
 			return true;
+		}
 		if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
 			return true;		/* fe80::/10 */
 		if (a[0] == 0xfd && a[1] == 0x00 && a[2] == 0x0e && a[3] == 0xc2)
@@ -274,8 +292,10 @@ host_is_local(const char *host)
 	return false;
 }
 
-bool
-fs_http_url_check(const char *url, bool *is_https, bool *local, const char **why)
+/* The checks of fs_http_url_check, and whether the host is loopback. */
+static bool
+url_check(const char *url, bool *is_https, bool *local, bool *loopback,
+		  const char **why)
 {
 	CURLU	   *u = curl_url();
 	char	   *scheme = NULL;
@@ -300,7 +320,7 @@ fs_http_url_check(const char *url, bool *is_https, bool *local, const char **why
 	else
 	{
 		*is_https = strcmp(scheme, "https") == 0;
-		*local = host_is_local(host);
+		*local = host_is_local(host, loopback);
 		ok = true;
 	}
 	curl_free(scheme);
@@ -308,4 +328,21 @@ fs_http_url_check(const char *url, bool *is_https, bool *local, const char **why
 	curl_free(user);
 	curl_url_cleanup(u);
 	return ok;
+}
+
+bool
+fs_http_url_check(const char *url, bool *is_https, bool *local, const char **why)
+{
+	bool		loopback;
+
+	return url_check(url, is_https, local, &loopback, why);
+}
+
+bool
+fs_http_url_check_loopback(const char *url, bool *is_https, bool *loopback,
+						   const char **why)
+{
+	bool		local;
+
+	return url_check(url, is_https, &local, loopback, why);
 }

@@ -4,10 +4,11 @@
  *		One HTTP request from a backend or the worker, interruptibly.
  *
  * For the few requests a backend makes on its own and waits for: the
- * credential endpoints (container, EC2 instance metadata) and a single
- * SageMaker call.  The dispatcher's many concurrent calls use curl multi
- * directly.  Never put a secret in an error message or a log line: callers
- * pass secrets only in headers and bodies, which this code never prints.
+ * credential endpoints (container, EC2 instance metadata).  SageMaker calls,
+ * one or many, go through the request engine of sagemaker_client.h, which
+ * shares the receive buffer and the URL checks below.  Never put a secret
+ * in an error message or a log line: callers pass secrets only in headers
+ * and bodies, which this code never prints.
  *
  *-------------------------------------------------------------------------
  */
@@ -36,6 +37,28 @@ typedef struct FsHttpResponse
 	char		error[512];		/* why fs_http_perform returned false */
 } FsHttpResponse;
 
+/*
+ * A response body being received: curl's write callback appends to it with
+ * malloc (it must not ereport inside curl) and stops the transfer (curl then
+ * fails with CURLE_WRITE_ERROR) past max bytes or when memory runs out.
+ * data is NUL-terminated once anything arrived.  Start from all zeroes with
+ * max set; fs_http_buffer_reset wipes and frees the data and clears the
+ * flags, keeping max.
+ */
+typedef struct FsHttpBuffer
+{
+	char	   *data;
+	size_t		len;
+	size_t		cap;
+	size_t		max;
+	bool		too_large;
+	bool		no_memory;
+} FsHttpBuffer;
+
+extern size_t fs_http_buffer_write(char *ptr, size_t size, size_t nmemb,
+								   void *userdata);
+extern void fs_http_buffer_reset(FsHttpBuffer *buf);
+
 /* curl_global_init once per process; ERROR if it fails. */
 extern void fs_curl_global_init(void);
 
@@ -58,5 +81,13 @@ extern bool fs_http_perform(const FsHttpRequest *req, FsHttpResponse *resp);
  */
 extern bool fs_http_url_check(const char *url, bool *is_https,
 							  bool *host_is_local, const char **why);
+
+/*
+ * The same checks, but *is_loopback is set only for localhost, 127.0.0.0/8
+ * and ::1 literals: the rule for SageMaker endpoints, which plain http may
+ * reach only on this machine (an emulator), never on a link-local address.
+ */
+extern bool fs_http_url_check_loopback(const char *url, bool *is_https,
+									   bool *is_loopback, const char **why);
 
 #endif							/* FAIRSHARE_HTTP_H */

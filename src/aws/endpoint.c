@@ -1,0 +1,148 @@
+/*-------------------------------------------------------------------------
+ *
+ * endpoint.c
+ *		Which URL and region a SageMaker call goes to (design section 6).
+ *
+ * URL: the service environment's endpoint_url, else the setting
+ * fairshare.endpoint_url, else AWS_ENDPOINT_URL_SAGEMAKER from the server's
+ * environment, else https://api.sagemaker.<region>.amazonaws.com.
+ * Region: the environment's region, else fs_aws_region() (fairshare.region,
+ * AWS_REGION, AWS_DEFAULT_REGION).  The global AWS_ENDPOINT_URL is not
+ * consulted: the design names the SageMaker-specific variable only, and a
+ * server-wide override of every AWS endpoint is too blunt for a service
+ * that also talks to the credential endpoints.
+ *
+ * This file only decides and checks; it never sends anything, never
+ * raises for bad input (the caller turns a refusal into a result or an
+ * error of its own), and never echoes the user information of a URL
+ * (it may hold a password) in a message.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include "aws/credentials.h"
+#include "aws/http.h"
+#include "aws/sagemaker_client.h"
+#include "fairshare.h"
+
+static bool
+is_set(const char *s)
+{
+	return s != NULL && s[0] != '\0';
+}
+
+/*
+ * An AWS region name as it appears in endpoint host names and credential
+ * scopes: lower-case letters, digits and hyphens ("us-east-1",
+ * "us-gov-west-1", "eu-isoe-west-1").  Checked because it becomes part of
+ * the default URL's host name.
+ */
+static bool
+valid_region(const char *region)
+{
+	size_t		n = strlen(region);
+	const char *p;
+
+	if (n == 0 || n > 64 || region[0] == '-' || region[n - 1] == '-')
+		return false;
+	for (p = region; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
+			return false;
+	return true;
+}
+
+/*
+ * The URL for a message: user information (which may hold a password) is
+ * replaced by "***".  The authority is what follows "://" up to the first
+ * '/', '?' or '#'; its user information ends at its last '@'.
+ */
+static char *
+redact_url(const char *url)
+{
+	const char *auth = strstr(url, "://");
+	const char *end;
+	const char *at = NULL;
+	const char *p;
+
+	if (auth == NULL)
+		return pstrdup(url);
+	auth += 3;
+	end = auth + strcspn(auth, "/?#");
+	for (p = auth; p < end; p++)
+		if (*p == '@')
+			at = p;
+	if (at == NULL)
+		return pstrdup(url);
+	return psprintf("%.*s***%s", (int) (auth - url), url, at);
+}
+
+bool
+fs_sm_resolve_endpoint(const char *env_endpoint_url, const char *env_region,
+					   char **url, char **region, const char **url_source,
+					   char **why)
+{
+	const char *u;
+	const char *src;
+	const char *r;
+	const char *reason;
+	bool		https;
+	bool		loopback;
+
+	*url = NULL;
+	*region = NULL;
+	*url_source = NULL;
+	*why = NULL;
+
+	r = is_set(env_region) ? env_region : fs_aws_region();
+	if (!is_set(r))
+	{
+		*why = pstrdup("no AWS region is configured: set the service environment's region, fairshare.region, or AWS_REGION in the server's environment");
+		return false;
+	}
+	if (!valid_region(r))
+	{
+		*why = psprintf("\"%s\" is not a valid AWS region name (lower-case letters, digits and hyphens)", r);
+		return false;
+	}
+
+	if (is_set(env_endpoint_url))
+	{
+		u = env_endpoint_url;
+		src = "service environment";
+	}
+	else if (is_set(fairshare_endpoint_url))
+	{
+		u = fairshare_endpoint_url;
+		src = "fairshare.endpoint_url";
+	}
+	else if (is_set(getenv("AWS_ENDPOINT_URL_SAGEMAKER")))
+	{
+		u = getenv("AWS_ENDPOINT_URL_SAGEMAKER");
+		src = "AWS_ENDPOINT_URL_SAGEMAKER";
+	}
+	else
+	{
+		*url = psprintf("https://api.sagemaker.%s.amazonaws.com", r);
+		*region = pstrdup(r);
+		*url_source = "regional default";
+		return true;
+	}
+
+	if (!fs_http_url_check_loopback(u, &https, &loopback, &reason))
+	{
+		*why = psprintf("SageMaker endpoint \"%s\" (from %s) is refused: %s",
+						redact_url(u), src, reason);
+		return false;
+	}
+	if (!https && !loopback)
+	{
+		*why = psprintf("SageMaker endpoint \"%s\" (from %s) is refused: plain http:// is allowed only to a loopback address (localhost, 127.0.0.0/8, ::1); use https://",
+						redact_url(u), src);
+		return false;
+	}
+	*url = pstrdup(u);
+	*region = pstrdup(r);
+	*url_source = src;
+	return true;
+}
