@@ -68,17 +68,44 @@ check_job_name_prefix(char **newval, void **extra, GucSource source)
 	return true;
 }
 
+/*
+ * The endpoint is readable by every user, so it must not carry credentials;
+ * plain http is for a loopback emulator only (the client checks again).
+ */
 static bool
 check_endpoint_url(char **newval, void **extra, GucSource source)
 {
 	const char *url = *newval;
+	const char *host;
+	size_t		host_len;
 
-	if (url[0] == '\0' ||
-		strncmp(url, "https://", 8) == 0 ||
-		strncmp(url, "http://", 7) == 0)
+	if (url[0] == '\0')
 		return true;
-	GUC_check_errmsg("fairshare.endpoint_url must start with https:// (or http:// for a loopback emulator)");
-	return false;
+	if (strncmp(url, "https://", 8) == 0)
+		host = url + 8;
+	else if (strncmp(url, "http://", 7) == 0)
+		host = url + 7;
+	else
+	{
+		GUC_check_errmsg("fairshare.endpoint_url must start with https:// (or http:// for a loopback emulator)");
+		return false;
+	}
+	host_len = strcspn(host, "/?#");
+	if (memchr(host, '@', host_len) != NULL)
+	{
+		GUC_check_errmsg("fairshare.endpoint_url must not contain user information");
+		GUC_check_errhint("Credentials come from the AWS credential chain, never from the URL.");
+		return false;
+	}
+	if (url[4] == ':' &&
+		strncmp(host, "127.", 4) != 0 && strncmp(host, "localhost", 9) != 0 &&
+		strncmp(host, "[::1]", 5) != 0)
+	{
+		GUC_check_errmsg("plain http fairshare.endpoint_url is only allowed on the loopback interface");
+		GUC_check_errhint("Use https:// for any endpoint that is not 127.0.0.1, localhost or [::1].");
+		return false;
+	}
+	return true;
 }
 
 void

@@ -1,43 +1,604 @@
-/* Temporary: the SageMaker side of a turn lands with the client. */
+/*-------------------------------------------------------------------------
+ *
+ * dispatch.c
+ *		One dispatcher turn: the scheduling pass, and carrying its decisions
+ *		out against SageMaker, exactly once.
+ *
+ * The training job name of an attempt is committed (at placement) before
+ * any CreateTrainingJob is sent, and SageMaker refuses a second job with
+ * the same name.  So a create can always be sent again: ResourceInUse means
+ * "it exists already" and the job is adopted.  What needs care is knowing
+ * whether an attempt may already exist, so that a stop request or a crash
+ * never leaves a training job running that nobody follows, and never makes
+ * one that nobody asked for:
+ *
+ *	 - An attempt without an ARN that this process has not created, and
+ *	   that was placed before it started (a previous dispatcher may have
+ *	   sent it before crashing), or whose create ended without an answer, is
+ *	   *suspect*: it is looked up with DescribeTrainingJob first, and created
+ *	   only if SageMaker does not know it.
+ *	 - A stop request for an attempt that was never sent is carried out
+ *	   without calling SageMaker: it never started.
+ *	 - Every other stop is a StopTrainingJob; the job keeps its capacity
+ *	   until DescribeTrainingJob reports it Stopped.
+ *
+ * Every outcome is written in its own short transaction as it arrives,
+ * through fairshare.apply_status() where it is a SageMaker state; no
+ * transaction is open while a call is in flight.  What this process
+ * remembers about attempts (the tracks below) is only an optimisation and a
+ * guard against sending two calls for one attempt at once: after a restart
+ * everything is read again from the tables.
+ *
+ *-------------------------------------------------------------------------
+ */
 #include "pg_prelude.h"
 
+#include "pgstat.h"
 #include "storage/latch.h"
+#include "utils/hsearch.h"
+#include "utils/snapmgr.h"
+#include "postmaster/interrupt.h"
 #include "utils/wait_event.h"
 
+#include "aws/sagemaker_client.h"
 #include "fairshare.h"
 #include "worker/dispatch.h"
 #include "worker/dispatcher.h"
 
+#define TRAINING_JOB_NAME_MAX 64
+#define MAX_RESULTS_PER_WAIT 64
+
+/* What the dispatcher knows about one placed attempt. */
+typedef struct AttemptTrack
+{
+	int64		job_id;			/* hash key */
+	char		name[TRAINING_JOB_NAME_MAX];	/* the attempt it is about */
+	bool		in_flight;		/* a call for this attempt is outstanding */
+	bool		exists;			/* SageMaker knows it (we created it, or saw it) */
+	bool		suspect;		/* may exist: describe before creating */
+	bool		seen;			/* in this turn's work */
+	TimestampTz next_describe;
+	char		endpoint_url[256];	/* the environment's; "" for the default */
+	char		region[64];		/* the environment's; "" for the default */
+} AttemptTrack;
+
 struct FairshareDispatch
 {
-	int			unused;
+	FsSmClient *client;
+	HTAB	   *tracks;
+	TimestampTz started_at;		/* attempts placed before this are suspect */
+	bool		turn_needed;	/* an outcome changed what a pass would decide */
+	MemoryContext cxt;			/* the tracks */
+	MemoryContext wait_cxt;		/* reset on every wait */
 };
 
 FairshareDispatch *
 fairshare_dispatch_create(void)
 {
-	return MemoryContextAllocZero(TopMemoryContext, sizeof(FairshareDispatch));
+	FairshareDispatch *d = MemoryContextAllocZero(TopMemoryContext, sizeof(FairshareDispatch));
+	HASHCTL		ctl;
+
+	d->cxt = AllocSetContextCreate(TopMemoryContext, "fairshare dispatcher attempts",
+								   ALLOCSET_DEFAULT_SIZES);
+	d->wait_cxt = AllocSetContextCreate(TopMemoryContext, "fairshare dispatcher outcomes",
+										ALLOCSET_DEFAULT_SIZES);
+	ctl.keysize = sizeof(int64);
+	ctl.entrysize = sizeof(AttemptTrack);
+	ctl.hcxt = d->cxt;
+	d->tracks = hash_create("fairshare dispatcher attempts", 1024, &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	/* The client lives as long as the process, not as long as a turn. */
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		d->client = fs_sm_client_create();
+		MemoryContextSwitchTo(old);
+	}
+	d->started_at = GetCurrentTimestamp();
+	return d;
 }
+
+void
+fairshare_dispatch_reset(FairshareDispatch *d)
+{
+	/*
+	 * A turn failed part way.  Calls in flight still complete and are
+	 * applied; treat every attempt without an answer as suspect, which is
+	 * always safe.
+	 */
+	HASH_SEQ_STATUS seq;
+	AttemptTrack *t;
+
+	hash_seq_init(&seq, d->tracks);
+	while ((t = hash_seq_search(&seq)) != NULL)
+		if (!t->exists)
+			t->suspect = true;
+}
+
+/* ---------- short transactions ---------- */
+
+static void
+begin_short_xact(const char *what)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, what);
+}
+
+static void
+end_short_xact(void)
+{
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+static void
+exec_params(const char *sql, int nargs, Oid *types, Datum *values)
+{
+	int			ret = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
+
+	if (ret < 0)
+		elog(ERROR, "fairshare dispatcher: \"%s\" failed: %s", sql, SPI_result_code_string(ret));
+}
+
+/*
+ * fairshare.apply_status(job_id, response) in its own transaction.  Returns
+ * true when the job left the placed states, i.e. capacity was freed or the
+ * job is waiting again, and a pass may decide something new.
+ */
+static bool
+apply_status(int64 job_id, Jsonb *response)
+{
+	Oid			types[2] = {INT8OID, JSONBOID};
+	Datum		values[2] = {Int64GetDatum(job_id), JsonbPGetDatum(response)};
+	bool		left_placed = false;
+
+	begin_short_xact("fairshare dispatcher: apply_status");
+	if (SPI_execute_with_args("SELECT fairshare.apply_status($1, $2) NOT IN ('SCHEDULED', 'STARTING', 'RUNNING')",
+							  2, types, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "fairshare.apply_status failed");
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+
+		left_placed = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	end_short_xact();
+	return left_placed;
+}
+
+/* A DescribeTrainingJob-shaped answer we make up ourselves. */
+static Jsonb *
+made_up_response(const char *name, const char *status, const char *failure)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[3] = {CStringGetTextDatum(name), CStringGetTextDatum(status),
+	failure ? CStringGetTextDatum(failure) : (Datum) 0};
+	char		nulls[3] = {' ', ' ', failure ? ' ' : 'n'};
+	Jsonb	   *result;
+	bool		isnull;
+	MemoryContext outer = CurrentMemoryContext;
+
+	begin_short_xact("fairshare dispatcher: response");
+	if (SPI_execute_with_args("SELECT jsonb_strip_nulls(jsonb_build_object('TrainingJobName', $1, "
+							  "'TrainingJobStatus', $2, 'SecondaryStatus', $2, 'FailureReason', $3))",
+							  3, types, values, nulls, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not build a response");
+	result = DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	{
+		MemoryContext spi = MemoryContextSwitchTo(outer);
+		Jsonb	   *copy = palloc(VARSIZE(result));
+
+		memcpy(copy, result, VARSIZE(result));
+		MemoryContextSwitchTo(spi);
+		result = copy;
+	}
+	end_short_xact();
+	return result;
+}
+
+/* ---------- sending ---------- */
+
+static void
+send_call(FairshareDispatch *d, AttemptTrack *t, FsSmOperation op, Jsonb *request)
+{
+	fs_sm_submit(d->client, op, t->endpoint_url[0] ? t->endpoint_url : NULL,
+				 t->region[0] ? t->region : NULL, request, (uint64) t->job_id);
+	t->in_flight = true;
+}
+
+static Jsonb *
+name_request(const char *name)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue	k,
+				v;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	k.type = jbvString;
+	k.val.string.val = "TrainingJobName";
+	k.val.string.len = strlen("TrainingJobName");
+	pushJsonbValue(&state, WJB_KEY, &k);
+	v.type = jbvString;
+	v.val.string.val = (char *) name;
+	v.val.string.len = strlen(name);
+	pushJsonbValue(&state, WJB_VALUE, &v);
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}
+
+/* The CreateTrainingJob body of the job's current attempt, or NULL if it moved on. */
+static Jsonb *
+create_request(int64 job_id, const char *name)
+{
+	Oid			types[2] = {INT8OID, TEXTOID};
+	Datum		values[2] = {Int64GetDatum(job_id), CStringGetTextDatum(name)};
+	Jsonb	   *request = NULL;
+	MemoryContext outer = CurrentMemoryContext;
+
+	begin_short_xact("fairshare dispatcher: create request");
+	if (SPI_execute_with_args("SELECT fairshare.create_training_job_request(j) FROM fairshare.jobs j "
+							  "WHERE j.job_id = $1 AND j.training_job_name = $2 AND j.status = 'SCHEDULED'",
+							  2, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the create request");
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+		Jsonb	   *r = DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+
+		request = MemoryContextAlloc(outer, VARSIZE(r));
+		memcpy(request, r, VARSIZE(r));
+	}
+	end_short_xact();
+	return request;
+}
+
+static void
+send_create(FairshareDispatch *d, AttemptTrack *t)
+{
+	Jsonb	   *request = create_request(t->job_id, t->name);
+
+	if (request != NULL)
+		send_call(d, t, FS_SM_CREATE_TRAINING_JOB, request);
+}
+
+/* The stop of an attempt that never reached SageMaker: it never started. */
+static void
+cancel_unsent(FairshareDispatch *d, AttemptTrack *t)
+{
+	if (apply_status(t->job_id, made_up_response(t->name, "Stopped", NULL)))
+		d->turn_needed = true;
+}
+
+/* ---------- a turn ---------- */
 
 long
-fairshare_dispatch_turn(FairshareDispatch *dispatch)
+fairshare_dispatch_turn(FairshareDispatch *d)
 {
+	TimestampTz now;
+	long		wait_ms = fairshare_poll_interval_ms;
+	HASH_SEQ_STATUS seq;
+	AttemptTrack *t;
+	uint64		n;
+	int64	   *ids;
+	char	  **names;
+	bool	   *has_arn;
+	bool	   *stop_wanted;
+	char	  **endpoints;
+	char	  **regions;
+	bool	   *placed_before;
+	MemoryContext turn = CurrentMemoryContext;
+
+	d->turn_needed = false;
 	fairshare_dispatcher_exec("SELECT count(*) FROM fairshare.schedule()");
-	return fairshare_poll_interval_ms;
+
+	/* The placed attempts and what each needs. */
+	begin_short_xact("fairshare dispatcher: work");
+	if (SPI_execute("SELECT j.job_id, j.training_job_name, j.training_job_arn IS NOT NULL, "
+					"j.stop_kind IS NOT NULL AND j.stop_sent_at IS NULL, e.endpoint_url, e.region, "
+					"j.scheduled_at "
+					"FROM fairshare.jobs j JOIN fairshare.service_environments e ON e.name = j.service_environment "
+					"WHERE j.status IN ('SCHEDULED', 'STARTING', 'RUNNING') ORDER BY j.job_id",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the dispatcher's work");
+	n = SPI_processed;
+	{
+		/* Copy out of SPI's memory into the turn's (the caller's) context. */
+		MemoryContext spi = MemoryContextSwitchTo(turn);
+
+		ids = palloc(sizeof(int64) * Max(n, 1));
+		names = palloc(sizeof(char *) * Max(n, 1));
+		has_arn = palloc(sizeof(bool) * Max(n, 1));
+		stop_wanted = palloc(sizeof(bool) * Max(n, 1));
+		endpoints = palloc(sizeof(char *) * Max(n, 1));
+		regions = palloc(sizeof(char *) * Max(n, 1));
+		placed_before = palloc(sizeof(bool) * Max(n, 1));
+		for (uint64 i = 0; i < n; i++)
+		{
+			HeapTuple	row = SPI_tuptable->vals[i];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			bool		isnull;
+
+			ids[i] = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+			names[i] = SPI_getvalue(row, desc, 2);
+			has_arn[i] = DatumGetBool(SPI_getbinval(row, desc, 3, &isnull));
+			stop_wanted[i] = DatumGetBool(SPI_getbinval(row, desc, 4, &isnull));
+			endpoints[i] = SPI_getvalue(row, desc, 5);
+			regions[i] = SPI_getvalue(row, desc, 6);
+			placed_before[i] = DatumGetTimestampTz(SPI_getbinval(row, desc, 7, &isnull)) < d->started_at;
+		}
+		MemoryContextSwitchTo(spi);
+	}
+	end_short_xact();
+
+	hash_seq_init(&seq, d->tracks);
+	while ((t = hash_seq_search(&seq)) != NULL)
+		t->seen = false;
+
+	now = GetCurrentTimestamp();
+	for (uint64 i = 0; i < n; i++)
+	{
+		bool		found;
+
+		if (names[i] == NULL || strlen(names[i]) >= TRAINING_JOB_NAME_MAX)
+			continue;
+		t = hash_search(d->tracks, &ids[i], HASH_ENTER, &found);
+		if (!found || strcmp(t->name, names[i]) != 0)
+		{
+			/* A new attempt (or one we never saw). */
+			strlcpy(t->name, names[i], TRAINING_JOB_NAME_MAX);
+			t->in_flight = false;
+			t->exists = has_arn[i];
+			/* Placed before we started: a previous dispatcher may have sent it. */
+			t->suspect = !has_arn[i] && placed_before[i];
+			t->next_describe = now;
+		}
+		t->seen = true;
+		strlcpy(t->endpoint_url, endpoints[i] ? endpoints[i] : "", sizeof(t->endpoint_url));
+		strlcpy(t->region, regions[i] ? regions[i] : "", sizeof(t->region));
+		if (has_arn[i])
+			t->exists = true;
+		if (t->in_flight)
+			continue;
+
+		if (stop_wanted[i])
+		{
+			if (t->exists)
+				send_call(d, t, FS_SM_STOP_TRAINING_JOB, name_request(t->name));
+			else if (t->suspect)
+				send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, name_request(t->name));
+			else
+				cancel_unsent(d, t);
+		}
+		else if (!t->exists)
+		{
+			if (t->suspect)
+				send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, name_request(t->name));
+			else
+				send_create(d, t);
+		}
+		else if (t->next_describe <= now)
+			send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, name_request(t->name));
+		else
+		{
+			long		due_ms = (long) ((t->next_describe - now) / 1000);
+
+			wait_ms = Min(wait_ms, Max(due_ms, 1));
+		}
+	}
+
+	/* Forget attempts that are over. */
+	hash_seq_init(&seq, d->tracks);
+	while ((t = hash_seq_search(&seq)) != NULL)
+		if (!t->seen && !t->in_flight)
+			hash_search(d->tracks, &t->job_id, HASH_REMOVE, NULL);
+	return wait_ms;
 }
 
-void
-fairshare_dispatch_wait(FairshareDispatch *dispatch, long timeout_ms)
-{
-	int			rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							   Max(timeout_ms, 1), PG_WAIT_EXTENSION);
+/* ---------- outcomes ---------- */
 
-	if (rc & WL_LATCH_SET)
-		ResetLatch(MyLatch);
-	CHECK_FOR_INTERRUPTS();
+static void
+record_arn(AttemptTrack *t, const char *arn)
+{
+	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
+	Datum		values[3] = {Int64GetDatum(t->job_id), CStringGetTextDatum(t->name), CStringGetTextDatum(arn)};
+
+	begin_short_xact("fairshare dispatcher: created");
+	exec_params("UPDATE fairshare.jobs SET training_job_arn = $3 WHERE job_id = $1 "
+				"AND training_job_name = $2 AND status IN ('SCHEDULED', 'STARTING', 'RUNNING') "
+				"AND training_job_arn IS NULL",
+				3, types, values);
+	end_short_xact();
 }
 
-void
-fairshare_dispatch_reset(FairshareDispatch *dispatch)
+static void
+record_stop_sent(AttemptTrack *t)
 {
+	Oid			types[2] = {INT8OID, TEXTOID};
+	Datum		values[2] = {Int64GetDatum(t->job_id), CStringGetTextDatum(t->name)};
+
+	begin_short_xact("fairshare dispatcher: stop sent");
+	exec_params("UPDATE fairshare.jobs SET stop_sent_at = now() WHERE job_id = $1 "
+				"AND training_job_name = $2 AND stop_sent_at IS NULL",
+				2, types, values);
+	end_short_xact();
+}
+
+/* A top-level string member of a JSON object, or NULL. */
+static char *
+jsonb_string_field(Jsonb *jb, const char *key)
+{
+	JsonbValue	k;
+	JsonbValue *v;
+
+	if (jb == NULL || !JB_ROOT_IS_OBJECT(jb))
+		return NULL;
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	v = findJsonbValueFromContainer(&jb->root, JB_FOBJECT, &k);
+	if (v == NULL || v->type != jbvString)
+		return NULL;
+	return pnstrdup(v->val.string.val, v->val.string.len);
+}
+
+static char *
+failure_reason(const FsSmResult *r)
+{
+	return psprintf("%s: %s", r->error_type ? r->error_type : "Error",
+					r->message ? r->message : "no message");
+}
+
+static void
+handle_result(FairshareDispatch *d, const FsSmResult *r)
+{
+	int64		job_id = (int64) r->tag;
+	AttemptTrack *t = hash_search(d->tracks, &job_id, HASH_FIND, NULL);
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz next_poll = TimestampTzPlusMilliseconds(now, fairshare_poll_interval_ms);
+
+	if (t == NULL)
+		return;
+	t->in_flight = false;
+
+	switch (r->operation)
+	{
+		case FS_SM_CREATE_TRAINING_JOB:
+			switch (r->error_class)
+			{
+				case FS_SM_OK:
+					{
+						char	   *arn = jsonb_string_field(r->response, "TrainingJobArn");
+
+						t->exists = true;
+						t->suspect = false;
+						t->next_describe = next_poll;
+						if (arn)
+							record_arn(t, arn);
+					}
+					break;
+				case FS_SM_RESOURCE_IN_USE:
+					/* It exists already (a lost answer, or a previous dispatcher): adopt it. */
+					t->exists = true;
+					t->suspect = false;
+					t->next_describe = now;
+					break;
+				case FS_SM_RESOURCE_LIMIT_EXCEEDED:
+				case FS_SM_VALIDATION:
+				case FS_SM_OTHER_CLIENT_ERROR:
+					/* SageMaker refused this attempt: the retry rules decide. */
+					if (apply_status(t->job_id, made_up_response(t->name, "Failed", failure_reason(r))))
+						d->turn_needed = true;
+					break;
+				default:
+					/* No answer we can trust: it may or may not exist. */
+					t->suspect = true;
+					ereport(WARNING,
+							(errmsg("fairshare dispatcher: CreateTrainingJob %s got no usable answer: %s",
+									t->name, failure_reason(r)),
+							 errdetail("It will be looked up and, if SageMaker does not know it, created again.")));
+					break;
+			}
+			break;
+
+		case FS_SM_DESCRIBE_TRAINING_JOB:
+			switch (r->error_class)
+			{
+				case FS_SM_OK:
+					t->exists = true;
+					t->suspect = false;
+					t->next_describe = next_poll;
+					if (apply_status(t->job_id, r->response))
+						d->turn_needed = true;
+					break;
+				case FS_SM_RESOURCE_NOT_FOUND:
+					if (t->exists)
+					{
+						if (apply_status(t->job_id,
+										 made_up_response(t->name, "Failed",
+														  "ResourceNotFound: the training job is no longer known to SageMaker")))
+							d->turn_needed = true;
+					}
+					else
+					{
+						/* It was never created: the next turn creates it (or drops a stop). */
+						t->suspect = false;
+						d->turn_needed = true;
+					}
+					break;
+				default:
+					t->next_describe = next_poll;
+					ereport(WARNING,
+							(errmsg("fairshare dispatcher: DescribeTrainingJob %s failed: %s",
+									t->name, failure_reason(r))));
+					break;
+			}
+			break;
+
+		case FS_SM_STOP_TRAINING_JOB:
+			switch (r->error_class)
+			{
+				case FS_SM_OK:
+					record_stop_sent(t);
+					t->next_describe = now;
+					break;
+				case FS_SM_RESOURCE_NOT_FOUND:
+					if (!t->exists)
+						cancel_unsent(d, t);
+					t->next_describe = now;
+					break;
+				case FS_SM_VALIDATION:
+					/* Already stopping or finished: the next describe says how it ended. */
+					record_stop_sent(t);
+					t->next_describe = now;
+					break;
+				default:
+					ereport(WARNING,
+							(errmsg("fairshare dispatcher: StopTrainingJob %s failed: %s",
+									t->name, failure_reason(r))));
+					break;
+			}
+			break;
+
+		default:
+			break;
+	}
+}
+
+/*
+ * Wait up to timeout_ms, applying outcomes as they arrive.  Returns early
+ * when the latch is set (a transaction changed jobs) or when an outcome
+ * means a new pass may decide something (a job finished, failed, or went
+ * back to its queue); otherwise keeps waiting, so a stream of answers does
+ * not turn into a stream of passes.
+ */
+void
+fairshare_dispatch_wait(FairshareDispatch *d, long timeout_ms)
+{
+	FsSmResult *done[MAX_RESULTS_PER_WAIT];
+	TimestampTz end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
+	MemoryContext outer = MemoryContextSwitchTo(d->wait_cxt);
+
+	d->turn_needed = false;
+	for (;;)
+	{
+		long		left_ms = (long) ((end - GetCurrentTimestamp()) / 1000);
+		int			n;
+
+		if (left_ms <= 0)
+			break;
+		MemoryContextReset(d->wait_cxt);
+		n = fs_sm_wait(d->client, left_ms, done, MAX_RESULTS_PER_WAIT);
+		for (int i = 0; i < n; i++)
+			handle_result(d, done[i]);
+		CHECK_FOR_INTERRUPTS();
+		if (MyLatch->is_set || d->turn_needed || ConfigReloadPending)
+			break;
+	}
+	ResetLatch(MyLatch);
+	MemoryContextSwitchTo(outer);
 }
