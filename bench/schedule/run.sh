@@ -5,16 +5,17 @@
 # functions, all in one run, printed as ratios.
 #
 # The workload is chosen so that the window query's decisions are exactly
-# the scheduler's: one quota-share queue, 100 RESERVE shares with a
-# guarantee of 10 instances each on a 1,000-instance environment, every job
-# 1 instance.  A pass then places each share's 10 oldest highest-priority
-# jobs — what a running count per share gives.  The run checks that both
-# chose the same 1,000 jobs.
+# the scheduler's: one quota-share queue, 100 LEND shares (nobody borrows)
+# with a guarantee of 10 instances each on a 1,000-instance environment,
+# every job 1 instance, nothing running.  A pass then places each share's 10
+# highest-priority, oldest jobs — what a running count per share gives —
+# 1,000 placements written back with their attempts and events.  The run
+# checks that both chose the same 1,000 jobs.
 #
-# Each timing is the median of ROUNDS runs inside a transaction that is
-# rolled back, so every run starts from the same state.  The pure core's
-# decisions per second are measured by bench/schedule/core_bench (built from
-# src/scheduler with plain gcc) when present.
+# Each timing is the median of ROUNDS runs in one warm session (as the
+# dispatcher runs passes), each pass in a subtransaction that is rolled
+# back so every run starts from the same state.  The pure core's decisions
+# per second are measured by bench/schedule/core_bench (plain gcc).
 #
 # Usage: bash bench/schedule/run.sh        SIZES="10000 100000 1000000" ROUNDS=5
 set -eu
@@ -41,11 +42,31 @@ INSERT INTO fairshare.scheduling_policies (name, kind) VALUES ('quota', 'QUOTA_S
 INSERT INTO fairshare.job_queues (name, scheduling_policy) VALUES ('q', 'quota');
 INSERT INTO fairshare.queue_environments VALUES ('q', 'p4', 1);
 INSERT INTO fairshare.quota_shares (job_queue, name, strategy)
-	SELECT 'q', 'share-' || lpad(s::text, 3, '0'), 'RESERVE' FROM generate_series(1, 100) s;
+	SELECT 'q', 'share-' || lpad(s::text, 3, '0'), 'LEND' FROM generate_series(1, 100) s;
 INSERT INTO fairshare.quota_share_limits
 	SELECT 'q', 'share-' || lpad(s::text, 3, '0'), 'NUM_INSTANCES', 10 FROM generate_series(1, 100) s;
 -- The same decisions in plain SQL: per share, a running count of its
 -- waiting jobs in the share's order, within what its guarantee leaves.
+-- Milliseconds of each of `rounds' runs of `query' in one session, each in
+-- a subtransaction that is rolled back; the first run only warms up.
+CREATE FUNCTION public.time_runs(query text, rounds int) RETURNS SETOF float8 LANGUAGE plpgsql AS $$
+DECLARE
+	t0 timestamptz;
+BEGIN
+	FOR i IN 0..rounds LOOP
+		BEGIN
+			t0 := clock_timestamp();
+			EXECUTE query;
+			IF i > 0 THEN
+				RETURN NEXT extract(epoch FROM clock_timestamp() - t0) * 1000;
+			END IF;
+			RAISE EXCEPTION USING ERRCODE = 'P0004';
+		EXCEPTION WHEN assert_failure THEN
+			NULL;
+		END;
+	END LOOP;
+END
+$$;
 CREATE FUNCTION public.window_decisions() RETURNS SETOF bigint LANGUAGE sql AS $$
 	SELECT job_id FROM (
 		SELECT j.job_id, j.instance_count, l.max_capacity,
@@ -82,17 +103,12 @@ SQL
 
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
-time_pass() {	# ms of one schedule() pass, median of ROUNDS
-	for _ in $(seq 1 "$ROUNDS"); do
-		q -c "BEGIN" -c "\\timing on" -c "SELECT count(*) FROM fairshare.schedule()" -c "ROLLBACK" |
-			awk '/^Time:/ {print $2; exit}'
-	done | median
+time_pass() {	# ms of one schedule() pass, median of ROUNDS in one session
+	q -c "SELECT public.time_runs('SELECT count(*) FROM fairshare.schedule()', $ROUNDS)" | median
 }
 
 time_window() {
-	for _ in $(seq 1 "$ROUNDS"); do
-		q -c "\\timing on" -c "SELECT count(*) FROM public.window_decisions()" | awk '/^Time:/ {print $2; exit}'
-	done | median
+	q -c "SELECT public.time_runs('SELECT count(*) FROM public.window_decisions()', $ROUNDS)" | median
 }
 
 same_decisions() {	# do the pass and the window query choose the same jobs?
@@ -121,6 +137,5 @@ awk -v a="${pass_ms[$last]}" -v b="${pass_ms[$first]}" -v n="$last" -v m="$first
 awk -v w="${window_ms[$last]}" -v p="${pass_ms[$last]}" -v n="$last" \
 	'BEGIN {printf "window query / schedule() at %d RUNNABLE: %.1fx (target >= 20)\n", n, w / p}'
 
-if [ -f "$top/bench/schedule/Makefile" ]; then
-	make -s -C "$top/bench/schedule" > /dev/null && "$top/bench/schedule/core_bench" || true
-fi
+echo "pure core (bench/schedule/core_bench):"
+make -s -C "$top/bench/schedule" run

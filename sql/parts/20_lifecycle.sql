@@ -2,14 +2,15 @@
 --
 -- A job is submitted with a plain INSERT.  The BEFORE INSERT trigger fills
 -- instance_types and instance_count from the request and rejects every bad
--- input with its own message, so nothing is written.  Configuration changes
+-- input with its own message, so nothing is written; configuration changes
 -- reach its per-backend cache through the _config_changed statement
--- triggers.  The BEFORE UPDATE
--- trigger is the state machine: it allows only the transitions of design
--- section 3, keeps the timestamps and the attempt rows right, and writes one
--- fairshare.job_events row per transition in the same transaction.
+-- triggers.  The BEFORE UPDATE trigger is the state machine: it allows only
+-- the transitions of design section 3 and keeps the row's timestamps and
+-- placement right; a statement trigger then writes, in the same
+-- transaction, one fairshare.job_events row per transition and the
+-- fairshare.job_attempts rows.
 
--- The submission check itself is C (src/catalog/submission.c): it runs for
+-- The submission check itself is C (src/tables/submission.c): it runs for
 -- every job, with the queue configuration cached per backend.
 CREATE FUNCTION fairshare._validate_job_submission()
 RETURNS trigger
@@ -109,145 +110,60 @@ RETURNS text LANGUAGE sql STABLE AS $$
 		   || job_id || '-' || attempt
 $$;
 
+-- The state machine itself is C (src/tables/transition.c): it runs for
+-- every placement and every status change.  It changes only the row.
 CREATE FUNCTION fairshare._job_transition()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'fairshare_job_transition'
+LANGUAGE C;
+
+-- The rows that belong to transitions, written once per statement from its
+-- transition tables: one job_events row per status change, the attempt a
+-- placement starts, and its start, ARN and end.
+CREATE FUNCTION fairshare._record_transitions()
 RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-	was_placed boolean := OLD.status IN ('SCHEDULED', 'STARTING', 'RUNNING');
-	changed text;
 BEGIN
-	-- What was submitted stays as submitted; only scheduling_priority may change.
-	changed := CASE
-		WHEN NEW.job_name IS DISTINCT FROM OLD.job_name THEN 'job_name'
-		WHEN NEW.job_queue IS DISTINCT FROM OLD.job_queue THEN 'job_queue'
-		WHEN NEW.share_identifier IS DISTINCT FROM OLD.share_identifier THEN 'share_identifier'
-		WHEN NEW.quota_share IS DISTINCT FROM OLD.quota_share THEN 'quota_share'
-		WHEN NEW.request IS DISTINCT FROM OLD.request THEN 'request'
-		WHEN NEW.instance_types IS DISTINCT FROM OLD.instance_types THEN 'instance_types'
-		WHEN NEW.instance_count IS DISTINCT FROM OLD.instance_count THEN 'instance_count'
-		WHEN NEW.retry_attempts IS DISTINCT FROM OLD.retry_attempts THEN 'retry_attempts'
-		WHEN NEW.evaluate_on_exit IS DISTINCT FROM OLD.evaluate_on_exit THEN 'evaluate_on_exit'
-		WHEN NEW.preemption_retries IS DISTINCT FROM OLD.preemption_retries THEN 'preemption_retries'
-		WHEN NEW.attempt_duration_seconds IS DISTINCT FROM OLD.attempt_duration_seconds THEN 'attempt_duration_seconds'
-		WHEN NEW.tags IS DISTINCT FROM OLD.tags THEN 'tags'
-		WHEN NEW.submitted_by IS DISTINCT FROM OLD.submitted_by THEN 'submitted_by'
-		WHEN NEW.created_at IS DISTINCT FROM OLD.created_at THEN 'created_at'
-	END;
-	IF changed IS NOT NULL THEN
-		PERFORM fairshare._reject('55000',
-			format('column "%s" of job %s cannot change after submission', changed, OLD.job_id),
-			'Terminate the job and submit a new one.');
+	IF NOT EXISTS (SELECT 1 FROM new_jobs n JOIN old_jobs o USING (job_id)
+					WHERE n.status <> o.status OR n.training_job_arn IS DISTINCT FROM o.training_job_arn) THEN
+		RETURN NULL;
 	END IF;
-	IF NEW.scheduling_priority NOT BETWEEN 0 AND 9999 THEN
-		PERFORM fairshare._reject('22023',
-			format('scheduling_priority %s is out of range', NEW.scheduling_priority),
-			'scheduling_priority is from 0 to 9999; higher runs first.');
-	END IF;
-
-	IF NEW.training_job_arn IS DISTINCT FROM OLD.training_job_arn AND was_placed
-	   AND NEW.status = OLD.status THEN
-		UPDATE fairshare.job_attempts SET training_job_arn = NEW.training_job_arn
-		 WHERE job_id = OLD.job_id AND attempt = OLD.attempts;
-	END IF;
-
-	IF NEW.status = OLD.status THEN
-		RETURN NEW;
-	END IF;
-
-	IF NOT fairshare.valid_transition(OLD.status, NEW.status) THEN
-		PERFORM fairshare._reject('55000',
-			format('job %s cannot go from %s to %s', OLD.job_id, OLD.status, NEW.status),
-			CASE WHEN OLD.status IN ('SUCCEEDED', 'FAILED') THEN format('%s is a final state.', OLD.status)
-				 ELSE format('From %s a job may go to %s.', OLD.status,
-							 (SELECT string_agg(s::text, ', ' ORDER BY s)
-								FROM unnest(enum_range(NULL::fairshare.job_status)) s
-							   WHERE fairshare.valid_transition(OLD.status, s))) END);
-	END IF;
-
-	-- status_reason explains the state the job is in: a transition that
-	-- gives no reason of its own clears the previous state's.
-	IF NEW.status_reason IS NOT DISTINCT FROM OLD.status_reason THEN
-		NEW.status_reason := NULL;
-	END IF;
-
-	CASE NEW.status
-	WHEN 'RUNNABLE' THEN
-		-- A job keeps its place in line across retries, preemptions and
-		-- capacity fallbacks: runnable_at is set the first time only.
-		NEW.runnable_at := coalesce(OLD.runnable_at, now());
-	WHEN 'SCHEDULED' THEN
-		IF NEW.service_environment IS NULL OR NEW.instance_type IS NULL THEN
-			PERFORM fairshare._reject('23514',
-				format('job %s is placed without a service environment and instance type', OLD.job_id));
-		END IF;
-		NEW.attempts := OLD.attempts + 1;
-		NEW.training_job_name := coalesce(NEW.training_job_name, fairshare.training_job_name(OLD.job_id, NEW.attempts));
-		NEW.training_job_arn := NULL;
-		NEW.scheduled_at := now();
-		NEW.started_at := NULL;
-		NEW.stopped_at := NULL;
-		NEW.stop_kind := NULL;
-		NEW.stop_reason := NULL;
-		NEW.stop_requested_at := NULL;
-		NEW.stop_sent_at := NULL;
-		NEW.preempted_for := NULL;
-		INSERT INTO fairshare.job_attempts
-			(job_id, attempt, training_job_name, service_environment, instance_type, instance_count)
-		VALUES (OLD.job_id, NEW.attempts, NEW.training_job_name, NEW.service_environment,
-				NEW.instance_type, NEW.instance_count);
-	WHEN 'STARTING', 'RUNNING' THEN
-		IF NEW.started_at IS NULL THEN
-			NEW.started_at := now();
-			UPDATE fairshare.job_attempts SET started_at = NEW.started_at,
-					training_job_arn = coalesce(NEW.training_job_arn, training_job_arn)
-			 WHERE job_id = OLD.job_id AND attempt = OLD.attempts;
-		END IF;
-	WHEN 'SUCCEEDED', 'FAILED' THEN
-		NEW.stopped_at := now();
-	ELSE
-		NULL;
-	END CASE;
-
-	-- Capacity is held only for a job that waits for it.
-	IF NEW.status <> 'RUNNABLE' THEN
-		NEW.nomination_kind := NULL;
-		NEW.nominated_environment := NULL;
-		NEW.nominated_instance_type := NULL;
-		NEW.nominated_at := NULL;
-	END IF;
-
-	-- Leaving the placed states ends the attempt.  Whoever makes the
-	-- transition may refine the outcome (PREEMPTED, CAPACITY, STOPPED) in the
-	-- same transaction; the default follows from the new status.
-	IF was_placed AND NEW.status IN ('RUNNABLE', 'SUCCEEDED', 'FAILED') THEN
-		UPDATE fairshare.job_attempts
-		   SET stopped_at = now(),
-			   status_reason = NEW.status_reason,
-			   training_job_arn = coalesce(NEW.training_job_arn, training_job_arn),
-			   outcome = coalesce(outcome, CASE NEW.status WHEN 'RUNNABLE' THEN 'REQUEUED' ELSE NEW.status::text END)
-		 WHERE job_id = OLD.job_id AND attempt = OLD.attempts;
-		IF NEW.status = 'RUNNABLE' THEN
-			NEW.service_environment := NULL;
-			NEW.instance_type := NULL;
-			NEW.training_job_name := NULL;
-			NEW.training_job_arn := NULL;
-			NEW.scheduled_at := NULL;
-			NEW.started_at := NULL;
-			NEW.stop_kind := NULL;
-			NEW.stop_reason := NULL;
-			NEW.stop_requested_at := NULL;
-			NEW.stop_sent_at := NULL;
-			NEW.preempted_for := NULL;
-		END IF;
-	END IF;
-
 	INSERT INTO fairshare.job_events (job_id, old_status, new_status, reason)
-	VALUES (OLD.job_id, OLD.status, NEW.status, NEW.status_reason);
-	RETURN NEW;
+	SELECT n.job_id, o.status, n.status, n.status_reason
+	  FROM new_jobs n JOIN old_jobs o USING (job_id)
+	 WHERE n.status <> o.status
+	 ORDER BY n.job_id;
+	-- Attempts that end: the outcome whoever made the transition set, or
+	-- what the new status says.
+	UPDATE fairshare.job_attempts a
+	   SET stopped_at = now(), status_reason = n.status_reason,
+		   training_job_arn = coalesce(o.training_job_arn, a.training_job_arn),
+		   outcome = coalesce(a.outcome, CASE n.status WHEN 'RUNNABLE' THEN 'REQUEUED' ELSE n.status::text END)
+	  FROM new_jobs n JOIN old_jobs o USING (job_id)
+	 WHERE a.job_id = n.job_id AND a.attempt = o.attempts
+	   AND o.status IN ('SCHEDULED', 'STARTING', 'RUNNING') AND n.status IN ('RUNNABLE', 'SUCCEEDED', 'FAILED');
+	-- Attempts that start, or whose ARN we learn.
+	UPDATE fairshare.job_attempts a
+	   SET started_at = coalesce(a.started_at, n.started_at),
+		   training_job_arn = coalesce(n.training_job_arn, a.training_job_arn)
+	  FROM new_jobs n JOIN old_jobs o USING (job_id)
+	 WHERE a.job_id = n.job_id AND a.attempt = n.attempts
+	   AND o.status IN ('SCHEDULED', 'STARTING', 'RUNNING') AND n.status IN ('SCHEDULED', 'STARTING', 'RUNNING')
+	   AND (n.started_at IS DISTINCT FROM o.started_at OR n.training_job_arn IS DISTINCT FROM o.training_job_arn);
+	-- Attempts that a placement begins.
+	INSERT INTO fairshare.job_attempts
+		(job_id, attempt, training_job_name, service_environment, instance_type, instance_count)
+	SELECT n.job_id, n.attempts, n.training_job_name, n.service_environment, n.instance_type, n.instance_count
+	  FROM new_jobs n JOIN old_jobs o USING (job_id)
+	 WHERE n.status = 'SCHEDULED' AND o.status <> 'SCHEDULED';
+	RETURN NULL;
 END
 $$;
 
 CREATE TRIGGER transition BEFORE UPDATE ON fairshare.jobs
 	FOR EACH ROW EXECUTE FUNCTION fairshare._job_transition();
+CREATE TRIGGER record_transitions AFTER UPDATE ON fairshare.jobs
+	REFERENCING OLD TABLE AS old_jobs NEW TABLE AS new_jobs
+	FOR EACH STATEMENT EXECUTE FUNCTION fairshare._record_transitions();
 
 CREATE FUNCTION fairshare.terminate_job(job_id bigint, reason text)
 RETURNS boolean

@@ -99,30 +99,30 @@ static KeptPlan usage_plan = {NULL,
 	"j.job_id, j.job_name, j.scheduling_priority, j.runnable_at, j.instance_count, j.instance_types, " \
 	"j.nomination_kind, j.nominated_environment, j.nominated_instance_type, j.nominated_at, j.submitted_by"
 
-/* The head of each share, n + 1 rows (the extra one says "there is more"). */
+/*
+ * The head of each share, n + 1 rows (the extra one says "there is more").
+ * Rows come in no particular order; load_runnable sorts and trims them.
+ */
 static KeptPlan fifo_heads_plan = {NULL,
 	"SELECT s.q, NULL::text, " RUNNABLE_COLUMNS
 	" FROM unnest($1::text[], $2::int[]) AS s(q, n),"
 	" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q"
 	"          AND share_identifier IS NULL AND quota_share IS NULL"
-	"          ORDER BY runnable_at, job_id LIMIT s.n + 1) j"
-	" ORDER BY s.q, j.runnable_at, j.job_id",
+	"          ORDER BY runnable_at, job_id LIMIT s.n + 1) j",
 	2, {TEXTARRAYOID, INT4ARRAYOID}};
 static KeptPlan fair_heads_plan = {NULL,
 	"SELECT s.q, s.id, " RUNNABLE_COLUMNS
 	" FROM unnest($1::text[], $2::text[], $3::int[]) AS s(q, id, n),"
 	" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q"
 	"          AND share_identifier = s.id"
-	"          ORDER BY scheduling_priority DESC, runnable_at, job_id LIMIT s.n + 1) j"
-	" ORDER BY s.q, s.id, j.scheduling_priority DESC, j.runnable_at, j.job_id",
+	"          ORDER BY scheduling_priority DESC, runnable_at, job_id LIMIT s.n + 1) j",
 	3, {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID}};
 static KeptPlan quota_heads_plan = {NULL,
 	"SELECT s.q, s.id, " RUNNABLE_COLUMNS
 	" FROM unnest($1::text[], $2::text[], $3::int[]) AS s(q, id, n),"
 	" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q"
 	"          AND quota_share = s.id"
-	"          ORDER BY scheduling_priority DESC, runnable_at, job_id LIMIT s.n + 1) j"
-	" ORDER BY s.q, s.id, j.scheduling_priority DESC, j.runnable_at, j.job_id",
+	"          ORDER BY scheduling_priority DESC, runnable_at, job_id LIMIT s.n + 1) j",
 	3, {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID}};
 /* Nominated jobs are always loaded, wherever they stand in their share. */
 static KeptPlan nominated_plan = {NULL,
@@ -596,11 +596,8 @@ nomination_kind(const char *kind)
 
 /* Append the rows of a heads query: (queue, share, RUNNABLE_COLUMNS...). */
 static void
-collect_runnable(PassWorld *w, JobList *list, int *limit_of_share, bool *more)
+collect_runnable(PassWorld *w, JobList *list)
 {
-	int			current = -1;
-	int			in_current = 0;
-
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
 		int			s = share_index(w, col_text(r, 1, NULL), col_text(r, 2, NULL));
@@ -614,16 +611,6 @@ collect_runnable(PassWorld *w, JobList *list, int *limit_of_share, bool *more)
 
 		if (s < 0)
 			continue;
-		if (s != current)
-		{
-			current = s;
-			in_current = 0;
-		}
-		if (limit_of_share != NULL && in_current++ >= limit_of_share[s])
-		{
-			more[s] = true;		/* the extra row: there is more */
-			continue;
-		}
 		if (list->n == list->cap)
 		{
 			list->cap = Max(256, list->cap * 2);
@@ -753,11 +740,11 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 			args[2] = int4_array(counts[k], n[k]);
 		}
 		run_plan(plans[k], args);
-		collect_runnable(w, &list, limit, more);
+		collect_runnable(w, &list);
 	}
 	/* Nominated jobs, wherever they stand; then drop duplicates. */
 	run_plan(&nominated_plan, NULL);
-	collect_runnable(w, &list, NULL, NULL);
+	collect_runnable(w, &list);
 	if (list.n > 1)
 	{
 		qsort(list.jobs, list.n, sizeof(LoadedJob), compare_loaded);
@@ -768,6 +755,24 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 		list.n = kept;
 		qsort_arg(list.jobs, list.n, sizeof(LoadedJob), compare_share_order, w);
 	}
+	/*
+	 * Each share keeps its first `limit' jobs, plus its nominated ones
+	 * wherever they stand; an extra row beyond that says it has more.
+	 */
+	kept = 0;
+	for (int i = 0, in_share = 0; i < list.n; i++)
+	{
+		int			s = list.jobs[i].share;
+
+		in_share = (i > 0 && list.jobs[i - 1].share == s) ? in_share + 1 : 0;
+		if (in_share >= limit[s] && list.jobs[i].job.nomination.kind == FS_NOMINATION_NONE)
+		{
+			more[s] = true;
+			continue;
+		}
+		list.jobs[kept++] = list.jobs[i];
+	}
+	list.n = kept;
 
 	/* Back-offs of the loaded jobs that have not expired. */
 	if (list.n > 0)

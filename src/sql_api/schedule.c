@@ -373,6 +373,30 @@ store_usage(const PassWorld *w, const FsResult *r)
 			  4, t, v, NULL);
 }
 
+/*
+ * Did a share place every job that was loaded for it while it has more?
+ * Then the next jobs of that share may fit too, and the pass runs again on
+ * fresh state.  (The core asks for more whenever a share with more jobs
+ * placed anything; going deeper than the loaded head only for back-fill is
+ * not worth a reload each pass: back-fill looks PASS_PREFIX jobs deep into
+ * each share, as Slurm's bf_max_job_part does.)
+ */
+static bool
+fairshare_prefix_used_up(const PassWorld *w, const FsResult *r)
+{
+	int		   *placed = palloc0(sizeof(int) * Max(w->input.n_shares, 1));
+	bool		used_up = false;
+
+	for (int i = 0; i < r->n_decisions; i++)
+		if (r->decisions[i].kind == FS_DECISION_PLACE && r->decisions[i].share >= 0)
+			placed[r->decisions[i].share]++;
+	for (int s = 0; s < w->input.n_shares && !used_up; s++)
+		used_up = w->input.shares[s].more_runnable && placed[s] > 0 &&
+			placed[s] >= w->input.shares[s].n_runnable;
+	pfree(placed);
+	return used_up;
+}
+
 Datum
 fairshare_schedule(PG_FUNCTION_ARGS)
 {
@@ -394,7 +418,8 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 		handle_decisions(world, result, dry_run, rsinfo->setResult, rsinfo->setDesc);
 		if (!dry_run)
 			store_usage(world, result);
-		again = !dry_run && result->more_jobs_needed && result->stats.placed > 0;
+		again = !dry_run && result->more_jobs_needed && result->stats.placed > 0 &&
+			fairshare_prefix_used_up(world, result);
 		fairshare_world_free(world);
 		if (!again)
 			break;

@@ -29,41 +29,13 @@
 #include "utils/rel.h"
 
 #include "tables/config_cache.h"
+#include "tables/job_row.h"
 
 PG_FUNCTION_INFO_V1(fairshare_validate_job_submission);
 
 #define MAX_REQUEST_BYTES 10240
 #define MAX_INSTANCE_COUNT 1000000
 #define MAX_INSTANCE_TYPES 10
-
-/* Column numbers of fairshare.jobs, looked up once per relation. */
-typedef enum JobColumn
-{
-	COL_JOB_NAME, COL_JOB_QUEUE, COL_SHARE_IDENTIFIER, COL_QUOTA_SHARE,
-	COL_SCHEDULING_PRIORITY, COL_REQUEST, COL_INSTANCE_TYPES, COL_INSTANCE_COUNT,
-	COL_RETRY_ATTEMPTS, COL_EVALUATE_ON_EXIT, COL_PREEMPTION_RETRIES,
-	COL_ATTEMPT_DURATION_SECONDS, COL_TAGS, COL_STATUS, COL_STATUS_REASON,
-	COL_CREATED_AT, COL_RUNNABLE_AT, COL_SCHEDULED_AT, COL_STARTED_AT, COL_STOPPED_AT,
-	COL_SERVICE_ENVIRONMENT, COL_INSTANCE_TYPE, COL_TRAINING_JOB_NAME,
-	COL_TRAINING_JOB_ARN, COL_ATTEMPTS, COL_PREEMPTIONS, COL_SUBMITTED_BY,
-	COL_STOP_KIND, COL_STOP_REASON, COL_STOP_REQUESTED_AT, COL_STOP_SENT_AT,
-	COL_PREEMPTED_FOR, COL_NOMINATION_KIND, COL_NOMINATED_ENVIRONMENT,
-	COL_NOMINATED_INSTANCE_TYPE, COL_NOMINATED_AT,
-	N_JOB_COLUMNS
-} JobColumn;
-
-static const char *const job_column_names[N_JOB_COLUMNS] = {
-	"job_name", "job_queue", "share_identifier", "quota_share",
-	"scheduling_priority", "request", "instance_types", "instance_count",
-	"retry_attempts", "evaluate_on_exit", "preemption_retries",
-	"attempt_duration_seconds", "tags", "status", "status_reason",
-	"created_at", "runnable_at", "scheduled_at", "started_at", "stopped_at",
-	"service_environment", "instance_type", "training_job_name",
-	"training_job_arn", "attempts", "preemptions", "submitted_by",
-	"stop_kind", "stop_reason", "stop_requested_at", "stop_sent_at",
-	"preempted_for", "nomination_kind", "nominated_environment",
-	"nominated_instance_type", "nominated_at"
-};
 
 /*
  * Columns fairshare sets, in the order they are reported: a submission that
@@ -79,30 +51,7 @@ static const JobColumn set_by_fairshare[] = {
 	COL_NOMINATED_AT
 };
 
-static Oid	columns_relid = InvalidOid;
-static int	column_attnum[N_JOB_COLUMNS];
-
-static void
-lookup_columns(Relation rel)
-{
-	TupleDesc	desc = RelationGetDescr(rel);
-
-	if (columns_relid == RelationGetRelid(rel))
-		return;
-	for (int c = 0; c < N_JOB_COLUMNS; c++)
-	{
-		column_attnum[c] = SPI_fnumber(desc, job_column_names[c]);
-		if (column_attnum[c] <= 0)
-			elog(ERROR, "fairshare.jobs has no column \"%s\"", job_column_names[c]);
-	}
-	columns_relid = RelationGetRelid(rel);
-}
-
-typedef struct Submission
-{
-	Datum		values[N_JOB_COLUMNS];
-	bool		isnull[N_JOB_COLUMNS];
-} Submission;
+typedef JobRow Submission;
 
 static char *
 text_value(const Submission *s, JobColumn c)
@@ -246,7 +195,7 @@ check_not_set_by_fairshare(const Submission *s)
 			ereport(ERROR,
 					(errcode(ERRCODE_GENERATED_ALWAYS),
 					 errmsg("column \"%s\" is set by fairshare and cannot be given when submitting a job",
-							job_column_names[c]),
+							fairshare_job_column_names[c]),
 					 errhint("Leave it out of the INSERT: a new job starts as SUBMITTED and fairshare fills in its placement.")));
 	}
 }
@@ -421,9 +370,9 @@ check_instance_types(Submission *s, const QueueConfig *queue, const char *reques
 					 errmsg("instance type is missing"),
 					 errhint("Set ResourceConfig.InstanceType in the request, or list types in instance_types.")));
 		type = CStringGetTextDatum(request_type);
-		s->values[COL_INSTANCE_TYPES] =
-			PointerGetDatum(construct_array(&type, 1, TEXTOID, -1, false, TYPALIGN_INT));
-		s->isnull[COL_INSTANCE_TYPES] = false;
+			fairshare_job_row_set(s, COL_INSTANCE_TYPES,
+							  PointerGetDatum(construct_array(&type, 1, TEXTOID, -1, false, TYPALIGN_INT)),
+							  false);
 	}
 	deconstruct_array(DatumGetArrayTypeP(s->values[COL_INSTANCE_TYPES]),
 					  TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
@@ -472,7 +421,7 @@ check_int_range(const Submission *s, JobColumn c, int min, int max, bool null_ok
 		(DatumGetInt32(s->values[c]) < min || DatumGetInt32(s->values[c]) > max))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s %s is out of range", job_column_names[c],
+				 errmsg("%s %s is out of range", fairshare_job_column_names[c],
 						s->isnull[c] ? "NULL" : psprintf("%d", DatumGetInt32(s->values[c]))),
 				 errhint("%s", hint)));
 }
@@ -500,16 +449,12 @@ Datum
 fairshare_validate_job_submission(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-	TupleDesc	desc;
 	HeapTuple	tuple;
 	Submission	s;
 	const QueueConfig *queue;
 	char	   *job_name;
 	int			request_count;
 	char	   *request_type;
-	int			replace_cols[2];
-	Datum		replace_values[2];
-	bool		replace_nulls[2] = {false, false};
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || !TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
@@ -517,11 +462,8 @@ fairshare_validate_job_submission(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("fairshare._validate_job_submission() must be a BEFORE INSERT row trigger")));
 
-	lookup_columns(trigdata->tg_relation);
-	desc = RelationGetDescr(trigdata->tg_relation);
 	tuple = trigdata->tg_trigtuple;
-	for (int c = 0; c < N_JOB_COLUMNS; c++)
-		s.values[c] = heap_getattr(tuple, column_attnum[c], desc, &s.isnull[c]);
+	fairshare_job_row_read(trigdata->tg_relation, tuple, &s);
 
 	check_not_set_by_fairshare(&s);
 
@@ -550,8 +492,7 @@ fairshare_validate_job_submission(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("instance count is missing"),
 					 errhint("Set ResourceConfig.InstanceCount in the request, or the instance_count column.")));
-		s.values[COL_INSTANCE_COUNT] = Int32GetDatum(request_count);
-		s.isnull[COL_INSTANCE_COUNT] = false;
+		fairshare_job_row_set(&s, COL_INSTANCE_COUNT, Int32GetDatum(request_count), false);
 	}
 	check_int_range(&s, COL_INSTANCE_COUNT, 1, MAX_INSTANCE_COUNT, false,
 					"A job needs from 1 to 1000000 instances.");
@@ -566,10 +507,5 @@ fairshare_validate_job_submission(PG_FUNCTION_ARGS)
 					"attempt_duration_seconds is at least 1, or NULL for no timeout.");
 	check_job_options(&s);
 
-	replace_cols[0] = column_attnum[COL_INSTANCE_TYPES];
-	replace_values[0] = s.values[COL_INSTANCE_TYPES];
-	replace_cols[1] = column_attnum[COL_INSTANCE_COUNT];
-	replace_values[1] = s.values[COL_INSTANCE_COUNT];
-	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 2, replace_cols,
-													 replace_values, replace_nulls));
+	return PointerGetDatum(fairshare_job_row_apply(trigdata->tg_relation, tuple, &s));
 }

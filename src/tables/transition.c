@@ -1,0 +1,277 @@
+/*-------------------------------------------------------------------------
+ *
+ * transition.c
+ *		The BEFORE UPDATE trigger on fairshare.jobs: the job state machine.
+ *
+ * Only the transitions of design section 3 are allowed; what was submitted
+ * stays as submitted (only scheduling_priority may change); each transition
+ * sets the row's timestamps and placement columns:
+ *	 -> RUNNABLE	runnable_at the first time (a job keeps its place in line);
+ *					from a placed state the placement and stop are cleared
+ *	 -> SCHEDULED	a new attempt: attempts + 1, its training job name
+ *	 -> STARTING, RUNNING	started_at
+ *	 -> SUCCEEDED, FAILED	stopped_at
+ * and status_reason is cleared when the transition gives none of its own.
+ *
+ * It is C because every placement, every status SageMaker reports and every
+ * stop goes through it: a pass that places a thousand jobs should spend
+ * its time deciding, not interpreting PL/pgSQL.  It changes only the row;
+ * the rows of fairshare.job_events and fairshare.job_attempts that belong
+ * to the transitions are written, set-based, by the statement trigger
+ * fairshare._record_transitions() (sql/parts/20_lifecycle.sql).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include "access/detoast.h"
+#include "commands/trigger.h"
+#include "utils/datum.h"
+#include "utils/rel.h"
+
+#include "fairshare.h"
+#include "tables/job_row.h"
+
+PG_FUNCTION_INFO_V1(fairshare_job_transition);
+
+/* What a submission fixed, in the order a change is reported. */
+static const JobColumn immutable_columns[] = {
+	COL_JOB_NAME, COL_JOB_QUEUE, COL_SHARE_IDENTIFIER, COL_QUOTA_SHARE, COL_REQUEST,
+	COL_INSTANCE_TYPES, COL_INSTANCE_COUNT, COL_RETRY_ATTEMPTS, COL_EVALUATE_ON_EXIT,
+	COL_PREEMPTION_RETRIES, COL_ATTEMPT_DURATION_SECONDS, COL_TAGS, COL_SUBMITTED_BY,
+	COL_CREATED_AT
+};
+
+typedef enum JobState
+{
+	ST_SUBMITTED, ST_PENDING, ST_RUNNABLE, ST_SCHEDULED, ST_STARTING, ST_RUNNING,
+	ST_SUCCEEDED, ST_FAILED, N_STATES
+} JobState;
+
+static const char *const state_names[N_STATES] = {
+	"SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING",
+	"SUCCEEDED", "FAILED"
+};
+
+/* allowed[from] is the set of states a job may go to from `from'. */
+#define S(x) (1 << (x))
+static const int allowed[N_STATES] = {
+	[ST_SUBMITTED] = S(ST_RUNNABLE) | S(ST_PENDING) | S(ST_FAILED),
+	[ST_PENDING] = S(ST_RUNNABLE) | S(ST_FAILED),
+	[ST_RUNNABLE] = S(ST_SCHEDULED) | S(ST_PENDING) | S(ST_FAILED),
+	[ST_SCHEDULED] = S(ST_STARTING) | S(ST_RUNNING) | S(ST_RUNNABLE) | S(ST_SUCCEEDED) | S(ST_FAILED),
+	[ST_STARTING] = S(ST_RUNNING) | S(ST_RUNNABLE) | S(ST_SUCCEEDED) | S(ST_FAILED),
+	[ST_RUNNING] = S(ST_RUNNABLE) | S(ST_SUCCEEDED) | S(ST_FAILED),
+	[ST_SUCCEEDED] = 0,
+	[ST_FAILED] = 0
+};
+
+static JobState
+state_of(const JobRow *row)
+{
+	const char *label = fairshare_job_row_status(row);
+
+	for (int s = 0; s < N_STATES; s++)
+		if (label && strcmp(label, state_names[s]) == 0)
+			return (JobState) s;
+	elog(ERROR, "unknown job status \"%s\"", label ? label : "NULL");
+	return ST_SUBMITTED;		/* keep compiler quiet */
+}
+
+static bool
+is_placed(JobState s)
+{
+	return s == ST_SCHEDULED || s == ST_STARTING || s == ST_RUNNING;
+}
+
+/* Same value?  Compares detoasted bytes when the datums differ as stored. */
+static bool
+same_value(Relation rel, JobColumn c, const JobRow *a, const JobRow *b)
+{
+	Form_pg_attribute att;
+
+	if (a->isnull[c] || b->isnull[c])
+		return a->isnull[c] == b->isnull[c];
+	att = fairshare_job_column_attr(rel, c);
+	if (datumIsEqual(a->values[c], b->values[c], att->attbyval, att->attlen))
+		return true;
+	if (att->attlen == -1)
+	{
+		struct varlena *x = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(a->values[c]));
+		struct varlena *y = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(b->values[c]));
+
+		return VARSIZE_ANY_EXHDR(x) == VARSIZE_ANY_EXHDR(y) &&
+			memcmp(VARDATA_ANY(x), VARDATA_ANY(y), VARSIZE_ANY_EXHDR(x)) == 0;
+	}
+	return false;
+}
+
+static void
+set_null(JobRow *row, JobColumn c)
+{
+	fairshare_job_row_set(row, c, (Datum) 0, true);
+}
+
+static void
+set_now(JobRow *row, JobColumn c)
+{
+	fairshare_job_row_set(row, c, TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), false);
+}
+
+/* prefix || job_id || '-' || attempt, as fairshare.training_job_name() */
+static Datum
+training_job_name(int64 job_id, int attempt)
+{
+	const char *prefix = fairshare_job_name_prefix && fairshare_job_name_prefix[0] ?
+		fairshare_job_name_prefix : "fairshare-";
+
+	return CStringGetTextDatum(psprintf("%s" INT64_FORMAT "-%d", prefix, job_id, attempt));
+}
+
+static void
+reject_transition(int64 job_id, JobState from, JobState to)
+{
+	StringInfoData allowed_list;
+
+	if (allowed[from] == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("job " INT64_FORMAT " cannot go from %s to %s", job_id,
+						state_names[from], state_names[to]),
+				 errhint("%s is a final state.", state_names[from])));
+	initStringInfo(&allowed_list);
+	for (int s = 0; s < N_STATES; s++)
+		if (allowed[from] & S(s))
+			appendStringInfo(&allowed_list, "%s%s", allowed_list.len ? ", " : "", state_names[s]);
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("job " INT64_FORMAT " cannot go from %s to %s", job_id,
+					state_names[from], state_names[to]),
+			 errhint("From %s a job may go to %s.", state_names[from], allowed_list.data)));
+}
+
+Datum
+fairshare_job_transition(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	JobRow		old_row;
+	JobRow		new_row;
+	int64		job_id;
+	JobState	from;
+	JobState	to;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || !TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("fairshare._job_transition() must be a BEFORE UPDATE row trigger")));
+	rel = trigdata->tg_relation;
+	fairshare_job_row_read(rel, trigdata->tg_trigtuple, &old_row);
+	fairshare_job_row_read(rel, trigdata->tg_newtuple, &new_row);
+	job_id = DatumGetInt64(old_row.values[COL_JOB_ID]);
+
+	for (int i = 0; i < lengthof(immutable_columns); i++)
+	{
+		JobColumn	c = immutable_columns[i];
+
+		if (!same_value(rel, c, &old_row, &new_row))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("column \"%s\" of job " INT64_FORMAT " cannot change after submission",
+							fairshare_job_column_names[c], job_id),
+					 errhint("Terminate the job and submit a new one.")));
+	}
+	if (new_row.isnull[COL_SCHEDULING_PRIORITY] ||
+		DatumGetInt32(new_row.values[COL_SCHEDULING_PRIORITY]) < 0 ||
+		DatumGetInt32(new_row.values[COL_SCHEDULING_PRIORITY]) > 9999)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("scheduling_priority %s is out of range",
+						new_row.isnull[COL_SCHEDULING_PRIORITY] ? "NULL" :
+						psprintf("%d", DatumGetInt32(new_row.values[COL_SCHEDULING_PRIORITY]))),
+				 errhint("scheduling_priority is from 0 to 9999; higher runs first.")));
+
+	from = state_of(&old_row);
+	to = state_of(&new_row);
+	if (from == to)
+		return PointerGetDatum(trigdata->tg_newtuple);
+	if (!(allowed[from] & S(to)))
+		reject_transition(job_id, from, to);
+
+	/* status_reason explains the state the job is in now. */
+	if (same_value(rel, COL_STATUS_REASON, &old_row, &new_row))
+		set_null(&new_row, COL_STATUS_REASON);
+
+	switch (to)
+	{
+		case ST_RUNNABLE:
+			if (old_row.isnull[COL_RUNNABLE_AT])
+				set_now(&new_row, COL_RUNNABLE_AT);
+			else
+				fairshare_job_row_set(&new_row, COL_RUNNABLE_AT, old_row.values[COL_RUNNABLE_AT], false);
+			break;
+		case ST_SCHEDULED:
+			{
+				int			attempt = DatumGetInt32(old_row.values[COL_ATTEMPTS]) + 1;
+
+				if (new_row.isnull[COL_SERVICE_ENVIRONMENT] || new_row.isnull[COL_INSTANCE_TYPE])
+					ereport(ERROR,
+							(errcode(ERRCODE_CHECK_VIOLATION),
+							 errmsg("job " INT64_FORMAT " is placed without a service environment and instance type",
+									job_id)));
+				fairshare_job_row_set(&new_row, COL_ATTEMPTS, Int32GetDatum(attempt), false);
+				if (new_row.isnull[COL_TRAINING_JOB_NAME])
+					fairshare_job_row_set(&new_row, COL_TRAINING_JOB_NAME,
+										  training_job_name(job_id, attempt), false);
+				set_null(&new_row, COL_TRAINING_JOB_ARN);
+				set_now(&new_row, COL_SCHEDULED_AT);
+				set_null(&new_row, COL_STARTED_AT);
+				set_null(&new_row, COL_STOPPED_AT);
+				set_null(&new_row, COL_STOP_KIND);
+				set_null(&new_row, COL_STOP_REASON);
+				set_null(&new_row, COL_STOP_REQUESTED_AT);
+				set_null(&new_row, COL_STOP_SENT_AT);
+				set_null(&new_row, COL_PREEMPTED_FOR);
+			}
+			break;
+		case ST_STARTING:
+		case ST_RUNNING:
+			if (new_row.isnull[COL_STARTED_AT])
+				set_now(&new_row, COL_STARTED_AT);
+			break;
+		case ST_SUCCEEDED:
+		case ST_FAILED:
+			set_now(&new_row, COL_STOPPED_AT);
+			break;
+		default:
+			break;
+	}
+
+	/* Capacity is held only for a job that waits for it. */
+	if (to != ST_RUNNABLE)
+	{
+		set_null(&new_row, COL_NOMINATION_KIND);
+		set_null(&new_row, COL_NOMINATED_ENVIRONMENT);
+		set_null(&new_row, COL_NOMINATED_INSTANCE_TYPE);
+		set_null(&new_row, COL_NOMINATED_AT);
+	}
+
+	/* Back in the queue from a placed state: the placement is over. */
+	if (is_placed(from) && to == ST_RUNNABLE)
+	{
+		set_null(&new_row, COL_SERVICE_ENVIRONMENT);
+		set_null(&new_row, COL_INSTANCE_TYPE);
+		set_null(&new_row, COL_TRAINING_JOB_NAME);
+		set_null(&new_row, COL_TRAINING_JOB_ARN);
+		set_null(&new_row, COL_SCHEDULED_AT);
+		set_null(&new_row, COL_STARTED_AT);
+		set_null(&new_row, COL_STOP_KIND);
+		set_null(&new_row, COL_STOP_REASON);
+		set_null(&new_row, COL_STOP_REQUESTED_AT);
+		set_null(&new_row, COL_STOP_SENT_AT);
+		set_null(&new_row, COL_PREEMPTED_FOR);
+	}
+
+	return PointerGetDatum(fairshare_job_row_apply(rel, trigdata->tg_newtuple, &new_row));
+}
