@@ -259,7 +259,7 @@ $$;
 SELECT v, public.fs_obs_try('SELECT * FROM fairshare.' || v) AS result
   FROM unnest(ARRAY['environment_utilization', 'queue_status', 'quota_share_status', 'fair_share_status',
 					'job_time_stats', 'failures_by_hour', 'throughput_by_hour', 'recent_failures',
-					'job_time_stats(now() - interval ''7 days'')',
+					'job_time_stats(now() - interval ''7 days'')', 'utilization_history', 'active_alerts',
 					'jobs', 'job_attempts', 'job_events', '_waiting_jobs']) v;
 SELECT sum(in_use) AS instances_in_use FROM fairshare.environment_utilization;
 \c - regress_obs_admin
