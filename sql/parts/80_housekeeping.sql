@@ -226,7 +226,7 @@ RETURNS SETOF fairshare.alert_candidate LANGUAGE sql STABLE AS $$
 				  coalesce(' (share ' || w.share || ')', ''), CASE WHEN w.jobs = 1 THEN 'has' ELSE 'have' END,
 				  fairshare._human_duration(r.threshold), w.oldest_job, fairshare._human_duration(now() - w.since)),
 		   jsonb_build_object('jobs', w.jobs, 'oldest_job_id', w.oldest_job,
-							  'threshold_seconds', extract(epoch FROM r.threshold))
+							  'threshold_seconds', extract(epoch FROM r.threshold)::bigint)
 	  FROM fairshare.alert_rules r
 	 CROSS JOIN LATERAL (
 		SELECT j.job_queue, coalesce(j.quota_share, j.share_identifier) AS share, count(*) AS jobs,
@@ -243,7 +243,7 @@ RETURNS SETOF fairshare.alert_candidate LANGUAGE sql STABLE AS $$
 		   format('%s attempts in queue %s failed within %s (the rule raises at %s); most common reason: %s',
 				  f.failures, f.job_queue, fairshare._human_duration(r.threshold), r.min_count,
 				  coalesce(f.reason, 'none given')),
-		   jsonb_build_object('failed_attempts', f.failures, 'window_seconds', extract(epoch FROM r.threshold),
+		   jsonb_build_object('failed_attempts', f.failures, 'window_seconds', extract(epoch FROM r.threshold)::bigint,
 							  'min_count', r.min_count, 'top_reason', f.reason, 'last_job_id', f.last_job)
 	  FROM fairshare.alert_rules r
 	 CROSS JOIN LATERAL (
@@ -267,7 +267,7 @@ RETURNS SETOF fairshare.alert_candidate LANGUAGE sql STABLE AS $$
 				  CASE WHEN u.waiting_jobs = 1 THEN 'job waits' ELSE 'jobs wait' END, u.smallest_waiting_job),
 		   jsonb_build_object('free', u.free - u.nominated, 'capacity', u.capacity, 'in_use', u.in_use,
 							  'waiting_jobs', u.waiting_jobs, 'smallest_waiting_job', u.smallest_waiting_job,
-							  'threshold_seconds', extract(epoch FROM r.threshold))
+							  'threshold_seconds', extract(epoch FROM r.threshold)::bigint)
 	  FROM fairshare.alert_rules r
 	  JOIN fairshare.environment_utilization u
 		ON r.service_environment IS NULL OR u.service_environment = r.service_environment
@@ -295,7 +295,7 @@ RETURNS SETOF fairshare.alert_candidate LANGUAGE sql STABLE AS $$
 				  CASE WHEN s.guaranteed_waiting_jobs = 1 THEN 'job fits' ELSE 'jobs fit' END),
 		   jsonb_build_object('held', s.held, 'share_limit', s.share_limit, 'borrowed_by_others', s.lent,
 							  'guaranteed_waiting_jobs', s.guaranteed_waiting_jobs, 'waiting_jobs', s.waiting_jobs,
-							  'threshold_seconds', extract(epoch FROM r.threshold))
+							  'threshold_seconds', extract(epoch FROM r.threshold)::bigint)
 	  FROM fairshare.alert_rules r
 	  JOIN fairshare.quota_share_status s ON r.job_queue IS NULL OR s.job_queue = r.job_queue
 	  JOIN fairshare.job_queues q ON q.name = s.job_queue
