@@ -7,32 +7,76 @@
 -- Two kinds of view, both cheap on a large history:
 --   * current state (environment_utilization, queue_status,
 --     quota_share_status, fair_share_status) reads only jobs that hold
---     capacity or wait for it, through partial indexes, so its cost follows
---     the live jobs and not the finished ones;
+--     capacity or wait for it, through partial indexes, each RUNNABLE job
+--     once, so its cost follows the live jobs and not the finished ones;
 --   * recent history (job_time_stats, failures_by_hour, throughput_by_hour,
 --     recent_failures) covers the last 24 hours through indexes on the
 --     finishing and placement times.  The functions of the same names take
 --     any window.
 --
--- The views run with their owner's rights (the extension's owner), so
--- fairshare_viewer reads them without any right on the tables, and they
--- count every job whatever row-level security would show the caller.  That
--- is why they are granted to viewers and admins only, not to submitters.
+-- Every public view is SELECT * FROM a function of the same name, and the
+-- function runs the query (for the current state, an internal view named
+-- with a leading underscore) as the extension's owner with JIT turned off:
+--   * as the owner, so that fairshare_viewer reads them without any right
+--     on the tables.  They count every job, whatever row-level security
+--     would show the caller, which is why they are granted to viewers and
+--     admins only, not to submitters;
+--   * without JIT, because with a backlog the planner's estimates pass
+--     jit_above_cost and compiling costs more (about 80 ms) than these
+--     queries take (see bench/views).
+
+-- What the history views read, without touching fairshare.jobs row by row:
+-- each attempt records, when it is created, the job's queue, share and
+-- priority, and since when the job had waited for it (queued_at: the
+-- job's runnable_at for the first attempt, the end of the previous attempt
+-- for the others).  A day of history is then one index range scan.
+ALTER TABLE fairshare.job_attempts
+	ADD COLUMN job_queue text,
+	ADD COLUMN share text,
+	ADD COLUMN scheduling_priority integer,
+	ADD COLUMN queued_at timestamptz;
+COMMENT ON COLUMN fairshare.job_attempts.job_queue IS 'The job''s queue (set by fairshare when the attempt starts).';
+COMMENT ON COLUMN fairshare.job_attempts.share IS 'The job''s quota share or share identifier, NULL on a FIFO queue.';
+COMMENT ON COLUMN fairshare.job_attempts.scheduling_priority IS 'The job''s scheduling_priority when it was placed.';
+COMMENT ON COLUMN fairshare.job_attempts.queued_at IS 'Since when the job waited for this attempt: runnable_at, or the end of the previous attempt.';
+
+CREATE FUNCTION fairshare._attempt_context()
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+	-- Runs inside the job's own transition: the row read is the job as it
+	-- was just before being placed.
+	SELECT j.job_queue, coalesce(j.quota_share, j.share_identifier), j.scheduling_priority,
+		   CASE WHEN NEW.attempt = 1 THEN j.runnable_at
+				ELSE coalesce((SELECT a.stopped_at FROM fairshare.job_attempts a
+								WHERE a.job_id = NEW.job_id AND a.attempt = NEW.attempt - 1), j.runnable_at) END
+	  INTO NEW.job_queue, NEW.share, NEW.scheduling_priority, NEW.queued_at
+	  FROM fairshare.jobs j
+	 WHERE j.job_id = NEW.job_id;
+	RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER attempt_context BEFORE INSERT ON fairshare.job_attempts
+	FOR EACH ROW EXECUTE FUNCTION fairshare._attempt_context();
 
 -- Indexes the views need beyond those of the catalog (which already has
--- jobs_finished_idx on jobs(stopped_at) for finished jobs,
 -- jobs_active_idx for jobs holding capacity and job_events_at_idx).
 -- RUNNABLE jobs: the scheduler's partial indexes are split by queue kind;
 -- this one finds all of them at once (inserts do not touch it: a job is
 -- SUBMITTED when inserted).
 CREATE INDEX jobs_runnable_idx ON fairshare.jobs (job_queue) WHERE status = 'RUNNABLE';
--- First placements by time (waits) and attempts by end time (run times,
--- failures, throughput).
-CREATE INDEX job_attempts_first_created_idx ON fairshare.job_attempts (created_at) WHERE attempt = 1;
-CREATE INDEX job_attempts_stopped_idx ON fairshare.job_attempts (stopped_at);
+-- Windows of history, answered from the index alone once vacuum has marked
+-- the pages all-visible: first placements (waits), attempt ends (run
+-- times, failures, instance-hours), job ends (jobs finished and failed).
+CREATE INDEX job_attempts_first_created_idx ON fairshare.job_attempts (created_at)
+	INCLUDE (job_queue, share, scheduling_priority, queued_at) WHERE attempt = 1;
+CREATE INDEX job_attempts_stopped_idx ON fairshare.job_attempts (stopped_at)
+	INCLUDE (job_queue, share, scheduling_priority, started_at, outcome, instance_count);
+CREATE INDEX jobs_finished_queue_idx ON fairshare.jobs (stopped_at)
+	INCLUDE (job_queue, status) WHERE status IN ('SUCCEEDED', 'FAILED');
 
 ------------------------------------------------------------------------------
--- Building blocks (not granted to anyone; the views below use them)
+-- Building blocks (granted to nobody; the views below use them)
 ------------------------------------------------------------------------------
 
 -- Jobs holding capacity: SCHEDULED, STARTING and RUNNING, including while a
@@ -54,17 +98,24 @@ SELECT j.job_id, j.job_queue, q.state AS queue_state, j.share_identifier, j.quot
 	   CASE WHEN j.attempts = 0 THEN j.runnable_at
 			ELSE coalesce((SELECT a.stopped_at FROM fairshare.job_attempts a
 							WHERE a.job_id = j.job_id AND a.attempt = j.attempts), j.runnable_at)
-	   END AS waiting_since,
-	   j.nomination_kind, j.nominated_environment, j.nominated_instance_type
+	   END AS waiting_since
   FROM fairshare.jobs j
   JOIN fairshare.job_queues q ON q.name = j.job_queue
  WHERE j.status = 'RUNNABLE';
+
+-- The same, folded into groups of jobs alike for the dashboards (one pass
+-- over the RUNNABLE jobs; a few dozen groups however long the backlog).
+CREATE VIEW fairshare._waiting_groups AS
+SELECT w.job_queue, w.queue_state, w.quota_share, w.share_identifier, w.instance_types, w.instance_count,
+	   count(*) AS jobs, min(w.waiting_since) AS since
+  FROM fairshare._waiting_jobs w
+ GROUP BY 1, 2, 3, 4, 5, 6;
 
 ------------------------------------------------------------------------------
 -- Current state
 ------------------------------------------------------------------------------
 
-CREATE VIEW fairshare.environment_utilization AS
+CREATE VIEW fairshare._environment_utilization AS
 WITH held AS (
 	SELECT service_environment, instance_type,
 		   sum(instance_count) AS in_use,
@@ -80,18 +131,16 @@ WITH held AS (
 	 GROUP BY 1, 2
 ), waiting AS MATERIALIZED (
 	-- Only enabled queues place jobs.
-	SELECT job_queue, instance_types, instance_count, waiting_since
-	  FROM fairshare._waiting_jobs
-	 WHERE queue_state = 'ENABLED'
+	SELECT * FROM fairshare._waiting_groups WHERE queue_state = 'ENABLED'
 ), wait_by_type AS (
 	-- A job that lists several instance types waits for each of them.
-	SELECT w.job_queue, t.instance_type, count(*) AS jobs, sum(w.instance_count) AS instances,
-		   min(w.instance_count) AS smallest, min(w.waiting_since) AS since
+	SELECT w.job_queue, t.instance_type, sum(w.jobs) AS jobs, sum(w.jobs * w.instance_count) AS instances,
+		   min(w.instance_count) AS smallest, min(w.since) AS since
 	  FROM waiting w CROSS JOIN LATERAL unnest(w.instance_types) AS t(instance_type)
 	 GROUP BY 1, 2
 ), wait_by_queue AS (
-	SELECT job_queue, count(*) AS jobs, sum(instance_count) AS instances,
-		   min(instance_count) AS smallest, min(waiting_since) AS since
+	SELECT job_queue, sum(jobs) AS jobs, sum(jobs * instance_count) AS instances,
+		   min(instance_count) AS smallest, min(since) AS since
 	  FROM waiting
 	 GROUP BY 1
 ), units AS (
@@ -168,11 +217,7 @@ SELECT r.service_environment,
 	   round(extract(epoch FROM now() - r.since), 0)::bigint AS oldest_wait_seconds
   FROM rows r;
 
-COMMENT ON VIEW fairshare.environment_utilization IS
-	'Per service environment and capacity unit (NUM_INSTANCES or an instance type): capacity, instances in use '
-	'(SCHEDULED, STARTING and RUNNING jobs, also while stopping), room left, utilisation and the jobs waiting for it.';
-
-CREATE VIEW fairshare.queue_status AS
+CREATE VIEW fairshare._queue_status AS
 SELECT q.name AS job_queue,
 	   q.state,
 	   q.priority,
@@ -180,34 +225,31 @@ SELECT q.name AS job_queue,
 	   q.scheduling_policy,
 	   coalesce(c.submitted, 0) AS submitted_jobs,
 	   coalesce(c.pending, 0) AS pending_jobs,
-	   coalesce(c.runnable, 0) AS runnable_jobs,
+	   coalesce(w.jobs, 0) AS runnable_jobs,
 	   coalesce(c.scheduled, 0) AS scheduled_jobs,
 	   coalesce(c.starting, 0) AS starting_jobs,
 	   coalesce(c.running, 0) AS running_jobs,
 	   coalesce(c.held, 0)::integer AS instances_held,
-	   coalesce(c.wanted, 0)::integer AS instances_waiting,
+	   coalesce(w.instances, 0)::integer AS instances_waiting,
 	   round(extract(epoch FROM now() - w.since), 0)::bigint AS oldest_wait_seconds
   FROM fairshare.job_queues q
   LEFT JOIN fairshare.scheduling_policies p ON p.name = q.scheduling_policy
   LEFT JOIN LATERAL (
 	SELECT count(*) FILTER (WHERE j.status = 'SUBMITTED') AS submitted,
 		   count(*) FILTER (WHERE j.status = 'PENDING') AS pending,
-		   count(*) FILTER (WHERE j.status = 'RUNNABLE') AS runnable,
 		   count(*) FILTER (WHERE j.status = 'SCHEDULED') AS scheduled,
 		   count(*) FILTER (WHERE j.status = 'STARTING') AS starting,
 		   count(*) FILTER (WHERE j.status = 'RUNNING') AS running,
-		   sum(j.instance_count) FILTER (WHERE j.status IN ('SCHEDULED', 'STARTING', 'RUNNING')) AS held,
-		   sum(j.instance_count) FILTER (WHERE j.status = 'RUNNABLE') AS wanted
+		   sum(j.instance_count) FILTER (WHERE j.status IN ('SCHEDULED', 'STARTING', 'RUNNING')) AS held
 	  FROM fairshare.jobs j
 	 WHERE j.job_queue = q.name
-	   AND j.status IN ('SUBMITTED', 'PENDING', 'RUNNABLE', 'SCHEDULED', 'STARTING', 'RUNNING')) c ON true
-  LEFT JOIN LATERAL (
-	SELECT min(w.waiting_since) AS since FROM fairshare._waiting_jobs w WHERE w.job_queue = q.name) w ON true;
+	   AND j.status IN ('SUBMITTED', 'PENDING', 'SCHEDULED', 'STARTING', 'RUNNING')) c ON true
+  LEFT JOIN (
+	SELECT g.job_queue, sum(g.jobs) AS jobs, sum(g.jobs * g.instance_count) AS instances, min(g.since) AS since
+	  FROM fairshare._waiting_groups g
+	 GROUP BY 1) w ON w.job_queue = q.name;
 
-COMMENT ON VIEW fairshare.queue_status IS
-	'Per job queue: unfinished jobs by state, instances held and wanted, and the longest current wait.';
-
-CREATE VIEW fairshare.quota_share_status AS
+CREATE VIEW fairshare._quota_share_status AS
 WITH shares AS (
 	SELECT s.job_queue, s.name AS quota_share, s.state, s.strategy, s.borrow_limit, s.weight,
 		   l.capacity_unit, l.max_capacity AS share_limit
@@ -219,8 +261,8 @@ WITH shares AS (
 	 WHERE quota_share IS NOT NULL
 	 GROUP BY 1, 2, 3
 ), waiting AS MATERIALIZED (
-	SELECT job_queue, quota_share, instance_types, instance_count, waiting_since
-	  FROM fairshare._waiting_jobs
+	SELECT job_queue, quota_share, instance_types, instance_count, jobs, since
+	  FROM fairshare._waiting_groups
 	 WHERE quota_share IS NOT NULL
 ), with_held AS (
 	-- A limit on NUM_INSTANCES counts every type; one on a type, that type.
@@ -238,9 +280,9 @@ WITH shares AS (
 		   coalesce(w.guaranteed, 0) AS guaranteed_waiting_jobs, w.since
 	  FROM with_held s
 	  LEFT JOIN LATERAL (
-		SELECT count(*) AS jobs, sum(w.instance_count) AS instances,
-			   count(*) FILTER (WHERE w.instance_count <= s.share_limit - s.held) AS guaranteed,
-			   min(w.waiting_since) AS since
+		SELECT sum(w.jobs) AS jobs, sum(w.jobs * w.instance_count) AS instances,
+			   sum(w.jobs) FILTER (WHERE w.instance_count <= s.share_limit - s.held) AS guaranteed,
+			   min(w.since) AS since
 		  FROM waiting w
 		 WHERE w.job_queue = s.job_queue AND w.quota_share = s.quota_share
 		   AND (s.capacity_unit IS NULL OR s.capacity_unit = 'NUM_INSTANCES'
@@ -294,11 +336,7 @@ SELECT p.job_queue,
   FROM per_share p
   LEFT JOIN per_unit u ON u.job_queue = p.job_queue AND u.capacity_unit = p.capacity_unit;
 
-COMMENT ON VIEW fairshare.quota_share_status IS
-	'Per quota share and capacity unit: its limit, instances held, borrowed (held beyond the limit), '
-	'lent (its unused limit that other shares are using), and the jobs waiting in it.';
-
-CREATE VIEW fairshare.fair_share_status AS
+CREATE VIEW fairshare._fair_share_status AS
 WITH queues AS (
 	SELECT q.name AS job_queue, q.scheduling_policy
 	  FROM fairshare.job_queues q
@@ -309,9 +347,9 @@ WITH queues AS (
 	 WHERE share_identifier IS NOT NULL
 	 GROUP BY 1, 2
 ), waiting AS (
-	SELECT job_queue, share_identifier, sum(instance_count) AS instances, count(*) AS jobs,
-		   min(waiting_since) AS since
-	  FROM fairshare._waiting_jobs
+	SELECT job_queue, share_identifier, sum(jobs * instance_count) AS instances, sum(jobs) AS jobs,
+		   min(since) AS since
+	  FROM fairshare._waiting_groups
 	 WHERE share_identifier IS NOT NULL
 	 GROUP BY 1, 2
 ), ids AS (
@@ -345,6 +383,31 @@ SELECT q.job_queue,
   LEFT JOIN held h ON h.job_queue = i.job_queue AND h.share_identifier = i.share_identifier
   LEFT JOIN waiting w ON w.job_queue = i.job_queue AND w.share_identifier = i.share_identifier;
 
+-- The public current-state views: each its internal view, run as the
+-- owner without JIT (see the top of this file).
+DO $wrap$
+DECLARE
+	v text;
+BEGIN
+	FOREACH v IN ARRAY ARRAY['environment_utilization', 'queue_status', 'quota_share_status', 'fair_share_status']
+	LOOP
+		EXECUTE format($f$
+			CREATE FUNCTION fairshare.%1$I() RETURNS SETOF fairshare.%2$I
+			LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+			AS 'SELECT * FROM fairshare.%2$I'$f$, v, '_' || v);
+		EXECUTE format('CREATE VIEW fairshare.%1$I AS SELECT * FROM fairshare.%1$I()', v);
+	END LOOP;
+END
+$wrap$;
+
+COMMENT ON VIEW fairshare.environment_utilization IS
+	'Per service environment and capacity unit (NUM_INSTANCES or an instance type): capacity, instances in use '
+	'(SCHEDULED, STARTING and RUNNING jobs, also while stopping), room left, utilisation and the jobs waiting for it.';
+COMMENT ON VIEW fairshare.queue_status IS
+	'Per job queue: unfinished jobs by state, instances held and wanted, and the longest current wait.';
+COMMENT ON VIEW fairshare.quota_share_status IS
+	'Per quota share and capacity unit: its limit, instances held, borrowed (held beyond the limit), '
+	'lent (its unused limit that other shares are using), and the jobs waiting in it.';
 COMMENT ON VIEW fairshare.fair_share_status IS
 	'Per fair share of a FAIR_SHARE queue: its weight, decayed usage (fairshare.share_usage), '
 	'instances held and jobs waiting.';
@@ -353,7 +416,9 @@ COMMENT ON VIEW fairshare.fair_share_status IS
 -- History over a window: functions taking the window, views over the last
 -- 24 hours.  The functions are SECURITY DEFINER (viewers have no right on
 -- the tables) and plan each call with its window's values (EXECUTE ...
--- USING), so a short window is an index range scan.
+-- USING), so a short window is an index range scan of job_attempts or
+-- jobs_finished_queue_idx.  Parallel workers cost more to start than they
+-- save on a day of history, so they are off too.
 ------------------------------------------------------------------------------
 
 CREATE FUNCTION fairshare._check_window(since timestamptz, until timestamptz)
@@ -373,23 +438,22 @@ RETURNS TABLE (job_queue text, share text, scheduling_priority integer,
 			   wait_p99_seconds double precision, wait_max_seconds double precision,
 			   attempts_finished bigint, run_p50_seconds double precision, run_p90_seconds double precision,
 			   run_p99_seconds double precision, run_max_seconds double precision)
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET jit = off SET max_parallel_workers_per_gather = 0 AS $$
 BEGIN
 	PERFORM fairshare._check_window(since, until);
 	RETURN QUERY EXECUTE $q$
 	WITH waits AS (
 		-- Wait: from becoming RUNNABLE to the first placement.
-		SELECT j.job_queue, coalesce(j.quota_share, j.share_identifier) AS share, j.scheduling_priority,
-			   extract(epoch FROM a.created_at - j.runnable_at)::float8 AS seconds
+		SELECT a.job_queue, a.share, a.scheduling_priority,
+			   extract(epoch FROM a.created_at - a.queued_at)::float8 AS seconds
 		  FROM fairshare.job_attempts a
-		  JOIN fairshare.jobs j ON j.job_id = a.job_id
 		 WHERE a.attempt = 1 AND a.created_at >= $1 AND a.created_at < $2
 	), runs AS (
 		-- Run: each attempt that started, from start to stop.
-		SELECT j.job_queue, coalesce(j.quota_share, j.share_identifier) AS share, j.scheduling_priority,
+		SELECT a.job_queue, a.share, a.scheduling_priority,
 			   extract(epoch FROM a.stopped_at - a.started_at)::float8 AS seconds
 		  FROM fairshare.job_attempts a
-		  JOIN fairshare.jobs j ON j.job_id = a.job_id
 		 WHERE a.stopped_at >= $1 AND a.stopped_at < $2 AND a.started_at IS NOT NULL
 	), both_ AS (
 		SELECT w.job_queue, w.share, w.scheduling_priority,
@@ -424,7 +488,8 @@ COMMENT ON VIEW fairshare.job_time_stats IS
 CREATE FUNCTION fairshare.failures_by_hour(since timestamptz, until timestamptz DEFAULT now())
 RETURNS TABLE (hour timestamptz, job_queue text, failed_jobs bigint, failed_attempts bigint,
 			   preemptions bigint, capacity_failures bigint, stopped_attempts bigint)
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET jit = off SET max_parallel_workers_per_gather = 0 AS $$
 BEGIN
 	PERFORM fairshare._check_window(since, until);
 	RETURN QUERY EXECUTE $q$
@@ -435,10 +500,9 @@ BEGIN
 		  FROM fairshare.jobs j
 		 WHERE j.status = 'FAILED' AND j.stopped_at >= $1 AND j.stopped_at < $2
 		UNION ALL
-		SELECT a.stopped_at, j.job_queue, 0, (a.outcome = 'FAILED')::int, (a.outcome = 'PREEMPTED')::int,
+		SELECT a.stopped_at, a.job_queue, 0, (a.outcome = 'FAILED')::int, (a.outcome = 'PREEMPTED')::int,
 			   (a.outcome = 'CAPACITY')::int, (a.outcome = 'STOPPED')::int
 		  FROM fairshare.job_attempts a
-		  JOIN fairshare.jobs j ON j.job_id = a.job_id
 		 WHERE a.stopped_at >= $1 AND a.stopped_at < $2
 		   AND a.outcome IN ('FAILED', 'PREEMPTED', 'CAPACITY', 'STOPPED')
 	  ) x
@@ -459,7 +523,8 @@ COMMENT ON VIEW fairshare.failures_by_hour IS
 CREATE FUNCTION fairshare.throughput_by_hour(since timestamptz, until timestamptz DEFAULT now())
 RETURNS TABLE (hour timestamptz, job_queue text, succeeded_jobs bigint, failed_jobs bigint,
 			   attempts_finished bigint, instance_hours numeric)
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+SET jit = off SET max_parallel_workers_per_gather = 0 AS $$
 BEGIN
 	PERFORM fairshare._check_window(since, until);
 	RETURN QUERY EXECUTE $q$
@@ -472,10 +537,9 @@ BEGIN
 		  FROM fairshare.jobs j
 		 WHERE j.status IN ('SUCCEEDED', 'FAILED') AND j.stopped_at >= $1 AND j.stopped_at < $2
 		UNION ALL
-		SELECT a.stopped_at, j.job_queue, 0, 0, 1,
+		SELECT a.stopped_at, a.job_queue, 0, 0, 1,
 			   coalesce(a.instance_count * extract(epoch FROM a.stopped_at - a.started_at), 0)
 		  FROM fairshare.job_attempts a
-		  JOIN fairshare.jobs j ON j.job_id = a.job_id
 		 WHERE a.stopped_at >= $1 AND a.stopped_at < $2
 	  ) x
 	 GROUP BY 1, 2
@@ -492,11 +556,15 @@ SELECT * FROM fairshare.throughput_by_hour(now() - interval '24 hours', now());
 COMMENT ON VIEW fairshare.throughput_by_hour IS
 	'fairshare.throughput_by_hour() over the last 24 hours.';
 
-CREATE VIEW fairshare.recent_failures AS
+CREATE VIEW fairshare._recent_failures AS
 SELECT j.job_id, j.job_name, j.job_queue, coalesce(j.quota_share, j.share_identifier) AS share,
 	   j.submitted_by, j.stopped_at AS failed_at, j.attempts, j.preemptions, j.status_reason
   FROM fairshare.jobs j
  WHERE j.status = 'FAILED' AND j.stopped_at >= now() - interval '24 hours';
+CREATE FUNCTION fairshare.recent_failures() RETURNS SETOF fairshare._recent_failures
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+AS 'SELECT * FROM fairshare._recent_failures';
+CREATE VIEW fairshare.recent_failures AS SELECT * FROM fairshare.recent_failures();
 COMMENT ON VIEW fairshare.recent_failures IS
 	'Jobs that failed in the last 24 hours, with the reason.';
 
@@ -504,7 +572,9 @@ COMMENT ON VIEW fairshare.recent_failures IS
 -- Privileges: viewers and admins read the views; nobody else.
 ------------------------------------------------------------------------------
 
-REVOKE ALL ON fairshare._held_jobs, fairshare._waiting_jobs FROM PUBLIC;
+REVOKE ALL ON fairshare._held_jobs, fairshare._waiting_jobs, fairshare._waiting_groups,
+			   fairshare._environment_utilization, fairshare._queue_status, fairshare._quota_share_status,
+			   fairshare._fair_share_status, fairshare._recent_failures FROM PUBLIC;
 GRANT SELECT ON fairshare.environment_utilization, fairshare.queue_status,
 				fairshare.quota_share_status, fairshare.fair_share_status,
 				fairshare.job_time_stats, fairshare.failures_by_hour,
@@ -512,8 +582,14 @@ GRANT SELECT ON fairshare.environment_utilization, fairshare.queue_status,
 	TO fairshare_viewer, fairshare_admin;
 REVOKE ALL ON FUNCTION fairshare.job_time_stats(timestamptz, timestamptz),
 				fairshare.failures_by_hour(timestamptz, timestamptz),
-				fairshare.throughput_by_hour(timestamptz, timestamptz) FROM PUBLIC;
+				fairshare.throughput_by_hour(timestamptz, timestamptz),
+				fairshare.environment_utilization(), fairshare.queue_status(),
+				fairshare.quota_share_status(), fairshare.fair_share_status(),
+				fairshare.recent_failures() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare.job_time_stats(timestamptz, timestamptz),
 				fairshare.failures_by_hour(timestamptz, timestamptz),
-				fairshare.throughput_by_hour(timestamptz, timestamptz)
+				fairshare.throughput_by_hour(timestamptz, timestamptz),
+				fairshare.environment_utilization(), fairshare.queue_status(),
+				fairshare.quota_share_status(), fairshare.fair_share_status(),
+				fairshare.recent_failures()
 	TO fairshare_viewer, fairshare_admin;

@@ -38,7 +38,7 @@ COMMENT ON TABLE fairshare.utilization_history IS
 CREATE INDEX utilization_history_sampled_idx ON fairshare.utilization_history (sampled_at);
 
 CREATE FUNCTION fairshare.record_utilization()
-RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
 	n integer;
 BEGIN
@@ -47,17 +47,17 @@ BEGIN
 		 in_use, borrowed, usage, waiting_instances, queue_depth, oldest_wait_seconds)
 	SELECT now(), 'ENVIRONMENT', e.service_environment, NULL::text, NULL::text, e.capacity_unit, e.capacity,
 		   e.in_use, NULL::integer, NULL::double precision, e.waiting_instances, e.waiting_jobs, e.oldest_wait_seconds
-	  FROM fairshare.environment_utilization e
+	  FROM fairshare._environment_utilization e
 	UNION ALL
 	SELECT now(), 'QUOTA_SHARE', NULL, q.job_queue, q.quota_share, q.capacity_unit, q.share_limit,
 		   q.held, q.borrowed, NULL, q.waiting_instances, q.waiting_jobs, q.oldest_wait_seconds
-	  FROM fairshare.quota_share_status q
+	  FROM fairshare._quota_share_status q
 	UNION ALL
 	-- Fair shares come and go with their identifiers: only those with
 	-- something running, waiting or still counted in their usage.
 	SELECT now(), 'FAIR_SHARE', NULL, f.job_queue, f.share_identifier, NULL, NULL,
 		   f.held, NULL, f.decayed_usage, f.waiting_instances, f.waiting_jobs, f.oldest_wait_seconds
-	  FROM fairshare.fair_share_status f
+	  FROM fairshare._fair_share_status f
 	 WHERE f.held > 0 OR f.waiting_jobs > 0 OR f.decayed_usage >= 0.01;
 	GET DIAGNOSTICS n = ROW_COUNT;
 	RETURN n;
@@ -247,13 +247,12 @@ RETURNS SETOF fairshare.alert_candidate LANGUAGE sql STABLE AS $$
 							  'min_count', r.min_count, 'top_reason', f.reason, 'last_job_id', f.last_job)
 	  FROM fairshare.alert_rules r
 	 CROSS JOIN LATERAL (
-		SELECT j.job_queue, count(*) AS failures,
+		SELECT a.job_queue, count(*) AS failures,
 			   left(mode() WITHIN GROUP (ORDER BY a.status_reason), 200) AS reason,
 			   max(a.job_id) AS last_job
 		  FROM fairshare.job_attempts a
-		  JOIN fairshare.jobs j ON j.job_id = a.job_id
 		 WHERE a.stopped_at >= now() - r.threshold AND a.outcome = 'FAILED'
-		   AND (r.job_queue IS NULL OR j.job_queue = r.job_queue)
+		   AND (r.job_queue IS NULL OR a.job_queue = r.job_queue)
 		 GROUP BY 1
 		HAVING count(*) >= r.min_count) f
 	 WHERE r.enabled AND r.kind = 'FAILURE_BURST'
@@ -269,7 +268,7 @@ RETURNS SETOF fairshare.alert_candidate LANGUAGE sql STABLE AS $$
 							  'waiting_jobs', u.waiting_jobs, 'smallest_waiting_job', u.smallest_waiting_job,
 							  'threshold_seconds', extract(epoch FROM r.threshold)::bigint)
 	  FROM fairshare.alert_rules r
-	  JOIN fairshare.environment_utilization u
+	  JOIN fairshare._environment_utilization u
 		ON r.service_environment IS NULL OR u.service_environment = r.service_environment
 	 WHERE r.enabled AND r.kind = 'IDLE_CAPACITY'
 	   AND u.state = 'ENABLED' AND u.capacity IS NOT NULL
@@ -297,7 +296,7 @@ RETURNS SETOF fairshare.alert_candidate LANGUAGE sql STABLE AS $$
 							  'guaranteed_waiting_jobs', s.guaranteed_waiting_jobs, 'waiting_jobs', s.waiting_jobs,
 							  'threshold_seconds', extract(epoch FROM r.threshold)::bigint)
 	  FROM fairshare.alert_rules r
-	  JOIN fairshare.quota_share_status s ON r.job_queue IS NULL OR s.job_queue = r.job_queue
+	  JOIN fairshare._quota_share_status s ON r.job_queue IS NULL OR s.job_queue = r.job_queue
 	  JOIN fairshare.job_queues q ON q.name = s.job_queue
 	 WHERE r.enabled AND r.kind = 'SHARE_STARVED'
 	   AND s.state = 'ENABLED' AND q.state = 'ENABLED'
@@ -319,7 +318,7 @@ COMMENT ON FUNCTION fairshare.alert_payload(fairshare.alert_events) IS
 
 CREATE FUNCTION fairshare.evaluate_alerts()
 RETURNS SETOF fairshare.alert_events
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
 	cands fairshare.alert_candidate[];
 	a fairshare.alert_events;
