@@ -547,7 +547,8 @@ REVOKE ALL ON FUNCTION fairshare.record_utilization(), fairshare.evaluate_alerts
 	FROM PUBLIC;
 REVOKE ALL ON PROCEDURE fairshare.apply_retention(integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare.record_utilization(), fairshare.evaluate_alerts(),
-				fairshare.apply_retention_batch(integer, timestamptz)
+				fairshare.apply_retention_batch(integer, timestamptz),
+				fairshare._retention_delete(text, timestamptz, integer)
 	TO fairshare_admin;
 GRANT EXECUTE ON PROCEDURE fairshare.apply_retention(integer) TO fairshare_admin;
 

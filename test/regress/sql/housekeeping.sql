@@ -231,6 +231,13 @@ SELECT job_name FROM fairshare.jobs WHERE job_name LIKE 'old-%' ORDER BY 1;
 SELECT rule_name, resolved_at IS NULL AS firing FROM fairshare.alert_events ORDER BY alert_id;
 -- Nothing left to do the second time.
 CALL fairshare.apply_retention();
+-- Admins may run it by hand.
+SET ROLE regress_hk_admin;
+CALL fairshare.apply_retention();
+BEGIN;
+SELECT * FROM fairshare.apply_retention_batch(10, now() + interval '1 minute');
+ROLLBACK;
+RESET ROLE;
 -- It commits between batches, so it cannot run inside a transaction block.
 BEGIN;
 CALL fairshare.apply_retention();
