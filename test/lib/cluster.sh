@@ -25,7 +25,10 @@ fs_as_postgres() {
 fs_free_port() {
 	local p
 	for _ in $(seq 1 200); do
-		p=$(( 20000 + RANDOM % 20000 ))
+		# Below Linux's ephemeral range (32768-60999): a client socket in
+		# TIME_WAIT on a port there makes the server's bind() fail even
+		# though nothing listens on it.
+		p=$(( 20000 + RANDOM % 12000 ))
 		if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then
 			echo "$p"
 			return 0

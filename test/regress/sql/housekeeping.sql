@@ -1,0 +1,249 @@
+-- Housekeeping, called by hand as pg_cron would call it: the utilisation
+-- snapshot, the alert rules (each kind, raised once per episode, resolved
+-- when the condition ends, raised again when it returns), and retention in
+-- bounded batches.  The pg_cron registration itself is tested with a real
+-- pg_cron in test/housekeeping/cron.test.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS fairshare CASCADE;
+CREATE EXTENSION fairshare;
+DROP ROLE IF EXISTS regress_hk_admin, regress_hk_viewer;
+RESET client_min_messages;
+\set SHOW_CONTEXT never
+
+CREATE FUNCTION pg_temp.try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	state text; msg text;
+BEGIN
+	EXECUTE stmt;
+	RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+	RETURN state || ': ' || msg;
+END
+$$;
+CREATE FUNCTION pg_temp.submit(queue text, name text, n integer, itype text,
+							   quota text DEFAULT NULL, retries integer DEFAULT 1) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	id bigint;
+BEGIN
+	INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, request, retry_attempts)
+	VALUES (name, queue, quota,
+			jsonb_build_object('RoleArn', 'arn:aws:iam::1:role/r',
+							   'OutputDataConfig', jsonb_build_object('S3OutputPath', 's3://b/o'),
+							   'ResourceConfig', jsonb_build_object('InstanceType', itype, 'InstanceCount', n)),
+			retries)
+	RETURNING job_id INTO id;
+	UPDATE fairshare.jobs SET status = 'RUNNABLE' WHERE job_id = id;
+	RETURN id;
+END
+$$;
+CREATE FUNCTION pg_temp.run(id bigint, env text, itype text) RETURNS void LANGUAGE sql AS $$
+	UPDATE fairshare.jobs SET status = 'SCHEDULED', service_environment = env, instance_type = itype WHERE job_id = id;
+	UPDATE fairshare.jobs SET status = 'RUNNING' WHERE job_id = id;
+$$;
+
+------------------------------------------------------------------------------
+-- Alert rules: the defaults, and what a rule may say
+------------------------------------------------------------------------------
+SELECT name, kind, threshold, min_count, severity, enabled FROM fairshare.alert_rules ORDER BY name;
+
+INSERT INTO fairshare.service_environments (name) VALUES ('p4'), ('small');
+INSERT INTO fairshare.capacity_limits VALUES ('p4', 'ml.p4d.24xlarge', 100), ('small', 'NUM_INSTANCES', 10);
+INSERT INTO fairshare.scheduling_policies (name, kind) VALUES ('quota', 'QUOTA_SHARE');
+INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES ('p4-queue', 10, 'quota'), ('fifo', 1, NULL);
+INSERT INTO fairshare.queue_environments VALUES ('p4-queue', 'p4', 1), ('fifo', 'small', 1);
+INSERT INTO fairshare.quota_shares (job_queue, name, strategy, borrow_limit) VALUES
+	('p4-queue', 'ProdExp1', 'LEND_AND_BORROW', -1), ('p4-queue', 'ProdExp2', 'LEND', NULL);
+INSERT INTO fairshare.quota_share_limits VALUES
+	('p4-queue', 'ProdExp1', 'ml.p4d.24xlarge', 60), ('p4-queue', 'ProdExp2', 'ml.p4d.24xlarge', 40);
+
+SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold) VALUES ('x', 'SOMETHING', '1 hour')$$);
+SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold) VALUES ('bad name', 'JOB_WAITING', '1 hour')$$);
+SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold) VALUES ('x', 'JOB_WAITING', '-1 hour')$$);
+SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold) VALUES ('x', 'FAILURE_BURST', '0')$$);
+SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, min_count) VALUES ('x', 'JOB_WAITING', '1 hour', 3)$$);
+SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, job_queue) VALUES ('x', 'IDLE_CAPACITY', '1 hour', 'fifo')$$);
+SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, service_environment) VALUES ('x', 'JOB_WAITING', '1 hour', 'p4')$$);
+SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, job_queue) VALUES ('x', 'SHARE_STARVED', '1 hour', 'fifo')$$);
+SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, job_queue) VALUES ('x', 'JOB_WAITING', '1 hour', 'nope')$$);
+SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, service_environment) VALUES ('x', 'IDLE_CAPACITY', '1 hour', 'nope')$$);
+SELECT count(*) AS rules FROM fairshare.alert_rules;
+-- A FAILURE_BURST without min_count gets 5; a rule may be narrowed to one queue.
+INSERT INTO fairshare.alert_rules (name, kind, threshold, job_queue) VALUES
+	('p4_burst', 'FAILURE_BURST', '1 hour', 'p4-queue'), ('p4_waiting', 'JOB_WAITING', '30 minutes', 'p4-queue');
+SELECT name, min_count, job_queue FROM fairshare.alert_rules WHERE job_queue IS NOT NULL ORDER BY name;
+
+------------------------------------------------------------------------------
+-- The world the alerts look at
+------------------------------------------------------------------------------
+-- Reference scenario 1 after ProdExp2 submitted 15 more: ProdExp1 holds 75
+-- (15 borrowed from ProdExp2), ProdExp2 holds 25 of its 40 and waits.
+SELECT pg_temp.run(pg_temp.submit('p4-queue', 'e2-a', 25, 'ml.p4d.24xlarge', 'ProdExp2'), 'p4', 'ml.p4d.24xlarge');
+SELECT count(*) AS placed
+  FROM (SELECT pg_temp.run(pg_temp.submit('p4-queue', 'e1-' || i, 15, 'ml.p4d.24xlarge', 'ProdExp1'), 'p4', 'ml.p4d.24xlarge')
+		  FROM generate_series(1, 5) i) s;
+SELECT pg_temp.submit('p4-queue', 'e2-b', 15, 'ml.p4d.24xlarge', 'ProdExp2');
+-- In the small environment 4 of 10 instances run; a job of 2 has waited
+-- two hours; and one job failed five times in a row (it waits for its
+-- sixth attempt).
+SELECT pg_temp.run(pg_temp.submit('fifo', 'busy', 4, 'ml.g5.xlarge'), 'small', 'ml.g5.xlarge');
+SELECT pg_temp.submit('fifo', 'waiting', 2, 'ml.g5.xlarge');
+UPDATE fairshare.jobs SET runnable_at = now() - interval '2 hours' WHERE job_name = 'waiting';
+DO $$
+DECLARE
+	id bigint := pg_temp.submit('fifo', 'flaky', 1, 'ml.g5.xlarge', retries => 6);
+BEGIN
+	FOR i IN 1..5 LOOP
+		PERFORM pg_temp.run(id, 'small', 'ml.g5.xlarge');
+		PERFORM fairshare.apply_status(id, format('{"TrainingJobStatus": "Failed", "FailureReason": "AlgorithmError: attempt %s"}', i)::jsonb);
+	END LOOP;
+END
+$$;
+SELECT job_name, status, attempts FROM fairshare.jobs WHERE job_queue = 'fifo' ORDER BY job_id;
+
+------------------------------------------------------------------------------
+-- Utilisation history
+------------------------------------------------------------------------------
+SELECT fairshare.record_utilization() AS rows_written;
+SELECT kind, service_environment, job_queue, share, capacity_unit, capacity, in_use, borrowed,
+	   waiting_instances, queue_depth, oldest_wait_seconds / 60 AS oldest_wait_minutes
+  FROM fairshare.utilization_history ORDER BY kind, service_environment, job_queue, share, capacity_unit;
+SELECT fairshare.record_utilization() AS rows_written;
+SELECT count(*) AS rows, count(DISTINCT sampled_at) AS samples FROM fairshare.utilization_history;
+
+------------------------------------------------------------------------------
+-- Alerts
+------------------------------------------------------------------------------
+-- First evaluation: JOB_WAITING and FAILURE_BURST are raised at once (their
+-- threshold is part of the condition); IDLE_CAPACITY and SHARE_STARVED must
+-- last their threshold first.
+SELECT rule_name, kind, severity, subject, job_queue, share, service_environment, capacity_unit, message, details
+  FROM fairshare.evaluate_alerts() ORDER BY rule_name;
+SELECT rule_name, subject, alert_id IS NOT NULL AS raised FROM fairshare.alert_conditions ORDER BY 1, 2;
+-- The same conditions a minute later raise nothing new.
+SELECT count(*) AS new_alerts FROM fairshare.evaluate_alerts();
+-- Ten minutes in: idle capacity (5 minutes) is raised, starvation (10) too.
+UPDATE fairshare.alert_conditions SET since = since - interval '10 minutes' WHERE alert_id IS NULL;
+SELECT rule_name, kind, severity, subject, message, details FROM fairshare.evaluate_alerts() ORDER BY rule_name;
+SELECT count(*) AS new_alerts FROM fairshare.evaluate_alerts();
+SELECT rule_name, subject FROM fairshare.active_alerts ORDER BY alert_id;
+-- The payload of NOTIFY fairshare_alerts (ids and times left out here).
+SELECT fairshare.alert_payload(a) - 'alert_id' - 'raised_at' - 'condition_since' AS payload
+  FROM fairshare.alert_events a WHERE rule_name = 'idle_capacity';
+SELECT length(fairshare.alert_payload(a)::text) < 8000 AS fits_in_a_notify FROM fairshare.alert_events a;
+
+-- A job backing off the only pair it could use is not idle capacity's demand.
+INSERT INTO fairshare.capacity_backoffs
+SELECT job_id, 'small', 'ml.g5.xlarge', now() + interval '10 minutes', 'CapacityError: test'
+  FROM fairshare.jobs WHERE job_queue = 'fifo' AND status = 'RUNNABLE';
+SELECT rule_name, subject FROM fairshare._alert_candidates() WHERE rule_name = 'idle_capacity';
+DELETE FROM fairshare.capacity_backoffs;
+
+-- The waiting jobs are placed: waiting and idle capacity end, their alerts
+-- are resolved.  The burst and the starvation go on.
+SELECT pg_temp.run(job_id, 'small', 'ml.g5.xlarge') FROM fairshare.jobs WHERE job_queue = 'fifo' AND status = 'RUNNABLE';
+SELECT count(*) AS new_alerts FROM fairshare.evaluate_alerts();
+SELECT rule_name, resolved_at IS NOT NULL AS resolved FROM fairshare.alert_events ORDER BY alert_id;
+-- A new job waiting too long is a new episode: a new alert.
+SELECT pg_temp.submit('fifo', 'late', 2, 'ml.g5.xlarge') IS NOT NULL AS submitted;
+UPDATE fairshare.jobs SET runnable_at = now() - interval '90 minutes' WHERE job_name = 'late';
+SELECT alert_id, rule_name, message FROM fairshare.evaluate_alerts();
+-- Idle capacity starts a new wait for its threshold: pending, not raised.
+SELECT rule_name, subject, alert_id IS NOT NULL AS raised FROM fairshare.alert_conditions ORDER BY 1, 2;
+-- Disabling a rule resolves its alert; ProdExp2 getting its guarantee back
+-- resolves the starvation.
+UPDATE fairshare.alert_rules SET enabled = false WHERE name = 'failure_burst';
+UPDATE fairshare.jobs SET stop_kind = 'PREEMPT', stop_reason = 'Preempted for job e2-b', stop_requested_at = now()
+ WHERE job_name = 'e1-5';
+SELECT fairshare.apply_status(job_id, '{"TrainingJobStatus": "Stopped"}') FROM fairshare.jobs WHERE job_name = 'e1-5';
+SELECT pg_temp.run(job_id, 'p4', 'ml.p4d.24xlarge') FROM fairshare.jobs WHERE job_name = 'e2-b';
+SELECT count(*) AS new_alerts FROM fairshare.evaluate_alerts();
+SELECT rule_name, subject FROM fairshare.active_alerts ORDER BY alert_id;
+
+-- Who may evaluate: admins (the function runs as the extension owner),
+-- not viewers, who may read the alerts.
+CREATE ROLE regress_hk_admin IN ROLE fairshare_admin;
+CREATE ROLE regress_hk_viewer IN ROLE fairshare_viewer;
+SET ROLE regress_hk_admin;
+SELECT count(*) AS new_alerts FROM fairshare.evaluate_alerts();
+SELECT fairshare.record_utilization() > 0 AS recorded;
+SET ROLE regress_hk_viewer;
+SELECT pg_temp.try('SELECT fairshare.evaluate_alerts()');
+SELECT pg_temp.try('SELECT fairshare.record_utilization()');
+SELECT pg_temp.try('CALL fairshare.apply_retention()');
+SELECT count(*) > 0 AS sees_alerts FROM fairshare.alert_events;
+SELECT pg_temp.try('SELECT fairshare.schedule_housekeeping()');
+RESET ROLE;
+SET ROLE regress_hk_admin;
+SELECT pg_temp.try('SELECT fairshare.unschedule_housekeeping()');
+RESET ROLE;
+
+------------------------------------------------------------------------------
+-- Retention
+------------------------------------------------------------------------------
+SET fairshare.retention = '1d';
+SELECT now() - fairshare.retention_cutoff() AS retention;
+-- Five jobs that finished two days ago, two recent ones, and a job still
+-- running whose first events are three days old.
+DO $$
+DECLARE
+	id bigint;
+BEGIN
+	FOR i IN 1..7 LOOP
+		id := pg_temp.submit('fifo', 'old-' || i, 1, 'ml.g5.xlarge');
+		PERFORM pg_temp.run(id, 'small', 'ml.g5.xlarge');
+		UPDATE fairshare.jobs SET status = 'SUCCEEDED' WHERE job_id = id;
+		IF i <= 5 THEN
+			UPDATE fairshare.jobs SET stopped_at = now() - interval '2 days' WHERE job_id = id;
+			UPDATE fairshare.job_events SET at = now() - interval '2 days' WHERE job_id = id;
+		END IF;
+	END LOOP;
+	UPDATE fairshare.job_events SET at = now() - interval '3 days'
+	 WHERE job_id = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'busy');
+END
+$$;
+UPDATE fairshare.utilization_history SET sampled_at = now() - interval '2 days'
+ WHERE ctid IN (SELECT ctid FROM fairshare.utilization_history LIMIT 5);
+-- A resolved alert of two days ago goes; one still firing stays.
+UPDATE fairshare.alert_events SET raised_at = now() - interval '3 days', resolved_at = now() - interval '2 days'
+ WHERE rule_name = 'failure_burst';
+UPDATE fairshare.alert_events SET raised_at = now() - interval '3 days' WHERE rule_name = 'p4_waiting' OR resolved_at IS NULL;
+
+CREATE TEMP VIEW counts AS
+SELECT (SELECT count(*) FROM fairshare.jobs WHERE status IN ('SUCCEEDED', 'FAILED')) AS finished_jobs,
+	   (SELECT count(*) FROM fairshare.jobs) AS jobs,
+	   (SELECT count(*) FROM fairshare.job_attempts) AS attempts,
+	   (SELECT count(*) FROM fairshare.job_events) AS events,
+	   (SELECT count(*) FROM fairshare.job_events WHERE at < fairshare.retention_cutoff()) AS old_events,
+	   (SELECT count(*) FROM fairshare.utilization_history) AS history,
+	   (SELECT count(*) FROM fairshare.alert_events) AS alerts,
+	   (SELECT count(*) FROM fairshare.alert_events WHERE resolved_at IS NULL) AS firing;
+SELECT * FROM counts;
+SELECT pg_temp.try('SELECT fairshare.apply_retention_batch(0)');
+-- In a transaction, one batch of at most two rows of each kind.
+BEGIN;
+SELECT * FROM fairshare.apply_retention_batch(2);
+ROLLBACK;
+-- The daily procedure: batches of two, each committed, until nothing old is left.
+CALL fairshare.apply_retention(batch_size => 2);
+SELECT * FROM counts;
+SELECT job_name FROM fairshare.jobs WHERE job_name LIKE 'old-%' ORDER BY 1;
+SELECT rule_name, resolved_at IS NULL AS firing FROM fairshare.alert_events ORDER BY alert_id;
+-- Nothing left to do the second time.
+CALL fairshare.apply_retention();
+-- Admins may run it by hand.
+SET ROLE regress_hk_admin;
+CALL fairshare.apply_retention();
+BEGIN;
+SELECT * FROM fairshare.apply_retention_batch(10, now() + interval '1 minute');
+ROLLBACK;
+RESET ROLE;
+-- It commits between batches, so it cannot run inside a transaction block.
+BEGIN;
+CALL fairshare.apply_retention();
+ROLLBACK;
+RESET fairshare.retention;
+SELECT fairshare._human_duration(d) FROM unnest(ARRAY[interval '5 seconds', '90 seconds', '1 hour', '2 hours 5 minutes 30 seconds',
+													  '1 day', '3 days 4 hours 59 minutes']) d;
+
+DROP ROLE regress_hk_admin, regress_hk_viewer;
