@@ -149,11 +149,16 @@ BEGIN
 	 WHERE a.job_id = n.job_id AND a.attempt = n.attempts
 	   AND o.status IN ('SCHEDULED', 'STARTING', 'RUNNING') AND n.status IN ('SCHEDULED', 'STARTING', 'RUNNING')
 	   AND (n.started_at IS DISTINCT FROM o.started_at OR n.training_job_arn IS DISTINCT FROM o.training_job_arn);
-	-- Attempts that a placement begins.
+	-- Attempts that a placement begins, with the job as it was placed and
+	-- since when it waited: runnable_at, or the end of its previous attempt.
 	INSERT INTO fairshare.job_attempts
-		(job_id, attempt, training_job_name, service_environment, instance_type, instance_count)
-	SELECT n.job_id, n.attempts, n.training_job_name, n.service_environment, n.instance_type, n.instance_count
+		(job_id, attempt, training_job_name, service_environment, instance_type, instance_count,
+		 job_queue, share, scheduling_priority, queued_at)
+	SELECT n.job_id, n.attempts, n.training_job_name, n.service_environment, n.instance_type, n.instance_count,
+		   n.job_queue, coalesce(n.quota_share, n.share_identifier), n.scheduling_priority,
+		   coalesce(previous.stopped_at, n.runnable_at)
 	  FROM new_jobs n JOIN old_jobs o USING (job_id)
+	  LEFT JOIN fairshare.job_attempts previous ON previous.job_id = n.job_id AND previous.attempt = n.attempts - 1
 	 WHERE n.status = 'SCHEDULED' AND o.status <> 'SCHEDULED';
 	RETURN NULL;
 END

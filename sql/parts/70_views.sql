@@ -27,37 +27,10 @@
 
 -- What the history views read, without touching fairshare.jobs row by row:
 -- each attempt records, when it is created, the job's queue, share and
--- priority, and since when the job had waited for it (queued_at: the
--- job's runnable_at for the first attempt, the end of the previous attempt
--- for the others).  A day of history is then one index range scan.
-ALTER TABLE fairshare.job_attempts
-	ADD COLUMN job_queue text,
-	ADD COLUMN share text,
-	ADD COLUMN scheduling_priority integer,
-	ADD COLUMN queued_at timestamptz;
-COMMENT ON COLUMN fairshare.job_attempts.job_queue IS 'The job''s queue (set by fairshare when the attempt starts).';
-COMMENT ON COLUMN fairshare.job_attempts.share IS 'The job''s quota share or share identifier, NULL on a FIFO queue.';
-COMMENT ON COLUMN fairshare.job_attempts.scheduling_priority IS 'The job''s scheduling_priority when it was placed.';
-COMMENT ON COLUMN fairshare.job_attempts.queued_at IS 'Since when the job waited for this attempt: runnable_at, or the end of the previous attempt.';
-
-CREATE FUNCTION fairshare._attempt_context()
-RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-	-- Runs inside the job's own transition: the row read is the job as it
-	-- was just before being placed.
-	SELECT j.job_queue, coalesce(j.quota_share, j.share_identifier), j.scheduling_priority,
-		   CASE WHEN NEW.attempt = 1 THEN j.runnable_at
-				ELSE coalesce((SELECT a.stopped_at FROM fairshare.job_attempts a
-								WHERE a.job_id = NEW.job_id AND a.attempt = NEW.attempt - 1), j.runnable_at) END
-	  INTO NEW.job_queue, NEW.share, NEW.scheduling_priority, NEW.queued_at
-	  FROM fairshare.jobs j
-	 WHERE j.job_id = NEW.job_id;
-	RETURN NEW;
-END
-$$;
-
-CREATE TRIGGER attempt_context BEFORE INSERT ON fairshare.job_attempts
-	FOR EACH ROW EXECUTE FUNCTION fairshare._attempt_context();
+-- priority, and since when the job had waited for it (job_attempts.job_queue,
+-- share, scheduling_priority, queued_at; written by
+-- fairshare._record_transitions).  A day of history is then one index range
+-- scan.
 
 -- Indexes the views need beyond those of the catalog (which already has
 -- jobs_active_idx for jobs holding capacity and job_events_at_idx).
