@@ -25,6 +25,9 @@
  *                   reclaim gives it its guarantee within a stop delay, and
  *                   RESERVE would idle up to 64 instances whenever
  *                   production has nothing queued.
+ *   quota-fair      the same with idle_assignment FAIR (beyond AWS) and
+ *                   borrowing weights production 2, exploration 2, sweeps 1,
+ *                   so that sweeps borrow last (not in the default table).
  */
 #include <string.h>
 

@@ -29,12 +29,20 @@
  *                      preempted (placement to stopped): none of it
  *                      produced a finished job.  x8 for A100 GPU-hours.
  *
- * Usage: simulate [--seed N] [--policies KEY,KEY,...] [--capacity N]
- *                 [--poll SECONDS] [--summary]
- *   --policies  columns, from: fifo strict-fifo priority fair-share
- *               quota-shares (default: fifo,priority,fair-share,quota-shares)
- *   --summary   also print one "summary POLICY KEY VALUE" line per number,
- *               for scripts (test/simulate/simulate.test)
+ * Usage: simulate [options]
+ *   --seed N            the day to draw (default 20240601)
+ *   --policies K,K,...  columns, from fifo strict-fifo priority fair-share
+ *                       quota-shares quota-fair (policies.c); default
+ *                       fifo,priority,fair-share,quota-shares
+ *   --warmup DAYS       days run before the measured one (default 1)
+ *   --capacity N        instances in the environment (default 128)
+ *   --poll SECONDS      fairshare.poll_interval (default 5)
+ *   --starvation S      fairshare.starvation_seconds (default 3600; 0 = off)
+ *   --summary           also one "summary POLICY KEY VALUE" line per number,
+ *                       for scripts (test/simulate/simulate.test, seeds.sh)
+ *   --jobs FILE         one CSV line per job and policy, for looking closer
+ *   --trace JOB         every decision about job JOB, to stderr, with the
+ *                       pass input whenever the core preempts for it
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,8 +73,9 @@ typedef struct Options
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: simulate [--seed N] [--policies KEY,...] [--capacity N] [--poll SECONDS] [--summary]\n"
-			"  policies: fifo strict-fifo priority fair-share quota-shares\n");
+	fprintf(stderr, "usage: simulate [--seed N] [--policies KEY,...] [--warmup DAYS] [--capacity N]\n"
+			"                [--poll SECONDS] [--starvation SECONDS] [--summary] [--jobs FILE.csv] [--trace JOB]\n"
+			"  policies: fifo strict-fifo priority fair-share quota-shares quota-fair\n");
 	exit(2);
 }
 
@@ -197,9 +206,9 @@ print_header(const Options *o, const Workload *w)
 	printf("  workload     %d jobs, %.0f instance-hours of training (%.0f%% of the day's %.0f)\n",
 		   jobs[0] + jobs[1] + jobs[2], total, percent(total, capacity_hours), capacity_hours);
 	for (c = 0; c < N_CLASSES; c++)
-		printf("    %-12s %4d jobs %5.0f instance-hours, %d-%d instances%s\n", class_names[c], jobs[c],
-			   (double) demand[c] / HOUR_USECS, smallest[c], largest[c],
-			   c == CLASS_SWEEPS ? " (in sweeps of one size)" : "");
+		printf("    %-12s %4d jobs %5.0f instance-hours (%2.0f%%), %d-%d instances%s\n", class_names[c], jobs[c],
+			   (double) demand[c] / HOUR_USECS, percent((double) demand[c] / HOUR_USECS, total),
+			   smallest[c], largest[c], c == CLASS_SWEEPS ? " (in sweeps of one size)" : "");
 	printf("\n");
 }
 
