@@ -295,8 +295,7 @@ print_table(const Options *o, const DayResult *results)
 		cell(text);
 	}
 	printf("\n");
-	row_label("share of capacity while jobs wait");
-	printf("\n");
+	printf("share of capacity while jobs wait\n");
 	for (c = 0; c < N_CLASSES; c++)
 	{
 		snprintf(text, sizeof(text), "  %s (entitled)", class_names[c]);
@@ -316,8 +315,7 @@ print_table(const Options *o, const DayResult *results)
 		printf("\n");
 	}
 
-	row_label("wait p50 / p90 / p99 (minutes)");
-	printf("\n");
+	printf("wait p50 / p90 / p99 (minutes)\n");
 	for (c = 0; c < N_CLASSES; c++)
 	{
 		snprintf(text, sizeof(text), "  %s", class_names[c]);
@@ -333,8 +331,7 @@ print_table(const Options *o, const DayResult *results)
 		printf("\n");
 	}
 
-	row_label("preemptions (instance-hours lost)");
-	printf("\n");
+	printf("preemptions (instance-hours lost)\n");
 	for (c = 0; c < N_CLASSES; c++)
 	{
 		snprintf(text, sizeof(text), "  %s", class_names[c]);
@@ -356,8 +353,7 @@ print_table(const Options *o, const DayResult *results)
 		cell(text);
 	}
 	printf("\n");
-	row_label("jobs finished by 24:00 / submitted");
-	printf("\n");
+	printf("jobs finished by 24:00 / submitted\n");
 	for (c = 0; c < N_CLASSES; c++)
 	{
 		snprintf(text, sizeof(text), "  %s", class_names[c]);
