@@ -17,16 +17,20 @@
  * Invariants checked (any break exits with status 3 and says which):
  *   after every pass   the environment's capacity is not exceeded (running
  *                      and stopping jobs counted); every state change of a
- *                      job was a decision of the pass (PLACE, PREEMPT);
- *                      with no nomination in force and no strict FIFO, no
- *                      loaded RUNNABLE job fits in the free capacity (work
- *                      conservation; nominations hold room on purpose);
- *   after every step   only running jobs finish, only stopping jobs come
- *                      back, and a requeued job keeps its runnable_at;
- *   at the end         every job finished before the horizon; per job,
- *                      finish - submission = time waiting + time placed;
- *                      instance-time counted per interval equals the sum
- *                      over attempts; nothing exceeds capacity x time.
+ *                      job was a decision of the pass (PLACE, PREEMPT); no
+ *                      victim was placed at this moment; unless the queue is
+ *                      strict FIFO, no loaded RUNNABLE job without a
+ *                      nomination fits in the room neither in use nor held
+ *                      for a nominee (work conservation);
+ *   after every step   only running jobs finish, exactly their startup plus
+ *                      training time after placement; only stopping jobs
+ *                      come back, keeping their runnable_at;
+ *   at the end         every job of every day finished before the horizon;
+ *                      per job, finish - submission = time waiting + time
+ *                      placed; instance-time counted per interval equals
+ *                      the sum over attempts; held and idle add up to the
+ *                      capacity; nothing exceeds capacity x time; the core
+ *                      freed everything it allocated.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -101,8 +105,9 @@ broken(const Day *d, const char *format,...)
 	exit(3);
 }
 
+/* One invariant: counts it, or stops the run saying what broke. */
 static void
-held_check(Day *d, bool ok, const char *what)
+expect(Day *d, bool ok, const char *what)
 {
 	if (!ok)
 		broken(d, "%s", what);
@@ -141,7 +146,7 @@ submit_due_jobs(Day *d)
 									 wj->priority, d->type);
 		JobTrack   *t = &d->track[job];
 
-		held_check(d, job == d->n_submitted, "the Sim numbers jobs in submission order");
+		expect(d, job == d->n_submitted, "the Sim numbers jobs in submission order");
 		memset(t, 0, sizeof(*t));
 		t->state = SIM_RUNNABLE;
 		t->runnable_since = d->sim.now;
@@ -156,7 +161,7 @@ on_placed(Day *d, int job)
 {
 	JobTrack   *t = &d->track[job];
 
-	held_check(d, t->state == SIM_RUNNABLE, "a PLACE decision for a job that was not RUNNABLE");
+	expect(d, t->state == SIM_RUNNABLE, "a PLACE decision for a job that was not RUNNABLE");
 	t->waited += d->sim.now - t->runnable_since;
 	t->attempts++;
 	t->placed_at = d->sim.now;
@@ -170,9 +175,9 @@ on_preempted(Day *d, int job, const FsDecision *decision)
 {
 	JobTrack   *t = &d->track[job];
 
-	held_check(d, t->state == SIM_RUNNING, "a PREEMPT decision for a job that was not running");
+	expect(d, t->state == SIM_RUNNING, "a PREEMPT decision for a job that was not running");
 	t->preempted_in_window = in_window(d);
-	held_check(d, d->sim.jobs[job].started_at < d->sim.now,
+	expect(d, d->sim.jobs[job].started_at < d->sim.now,
 			   "a job placed at this moment was chosen as a victim");
 	t->state = SIM_STOPPING;
 	if (!t->preempted_in_window)
@@ -246,7 +251,7 @@ check_pass(Day *d, bool complete)
 	}
 	if (held > d->config->capacity)
 		broken(d, "%lld instances held, capacity %d", (long long) held, d->config->capacity);
-	held_check(d, held == sim_env_used(sim, d->env, d->type), "held instances differ from the Sim's count");
+	expect(d, held == sim_env_used(sim, d->env, d->type), "held instances differ from the Sim's count");
 
 	/*
 	 * Work conservation (design 2.6, and back-fill in 2.4 and 2.5): no loaded
@@ -486,7 +491,7 @@ advance_to(Day *d, FsTime t1)
 			continue;
 		if (t->state == SIM_RUNNING && j->state == SIM_DONE)
 		{
-			held_check(d, t->placed_at + t->startup + d->workload->jobs[i].run_time == sim->now,
+			expect(d, t->placed_at + t->startup + d->workload->jobs[i].run_time == sim->now,
 					   "a job finished other than after its startup and run time");
 			t->held += sim->now - t->placed_at;
 			t->finished_at = sim->now;
@@ -505,7 +510,7 @@ advance_to(Day *d, FsTime t1)
 				cr->lost += (InstanceTime) j->count * (sim->now - t->placed_at);
 			t->preempted_in_window = false;
 			t->runnable_since = sim->now;
-			held_check(d, j->runnable_at == t->runnable_at, "a requeued job lost its place in line");
+			expect(d, j->runnable_at == t->runnable_at, "a requeued job lost its place in line");
 		}
 		else
 			broken(d, "job %lld went from state %d to %d between passes", (long long) j->id,
@@ -534,7 +539,7 @@ finish_accounting(Day *d)
 	int			i,
 				c;
 
-	held_check(d, d->n_finished == d->workload->n_jobs, "not every job finished");
+	expect(d, d->n_finished == d->workload->n_jobs, "not every job finished");
 	for (c = 0; c < N_CLASSES; c++)
 	{
 		r->classes[c].wait_minutes = malloc(sizeof(double) * (size_t) (r->classes[c].submitted + 1));
@@ -560,16 +565,16 @@ finish_accounting(Day *d)
 			r->last_finish = t->finished_at - d->measure_from;
 		cr->wait_minutes[cr->n_waits++] = (double) t->waited / (double) FS_SECONDS(60);
 	}
-	held_check(d, counted_total == attempts_total,
+	expect(d, counted_total == attempts_total,
 			   "instance-time counted per interval differs from the sum over attempts");
-	held_check(d, lost_total <= attempts_total, "more instance-time lost than held");
-	held_check(d, r->held_waiting <= (InstanceTime) d->config->capacity * r->waiting_time,
+	expect(d, lost_total <= attempts_total, "more instance-time lost than held");
+	expect(d, r->held_waiting <= (InstanceTime) d->config->capacity * r->waiting_time,
 			   "more held while jobs waited than the capacity");
-	held_check(d, r->training_waiting <= r->held_waiting, "more training than held");
-	held_check(d, r->held_waiting + r->idle_nominated + r->idle_too_small + r->idle_other ==
+	expect(d, r->training_waiting <= r->held_waiting, "more training than held");
+	expect(d, r->held_waiting + r->idle_nominated + r->idle_too_small + r->idle_other ==
 			   (InstanceTime) d->config->capacity * r->waiting_time,
 			   "held and idle while jobs waited do not add up to the capacity");
-	held_check(d, r->held_day <= (InstanceTime) d->config->capacity * d->config->day_length,
+	expect(d, r->held_day <= (InstanceTime) d->config->capacity * d->config->day_length,
 			   "more held during the day than the capacity");
 	for (c = 0; c < N_CLASSES; c++)
 		qsort(r->classes[c].wait_minutes, (size_t) r->classes[c].n_waits, sizeof(double), ascending);

@@ -1,27 +1,29 @@
 /*
- * workload.c — draws one seeded day of the reference workload.
+ * workload.c — draws seeded days of the reference workload.
  *
- * The model, per class (all times of day in hours, 0 = midnight):
+ * The model, per class and day (times of day in hours, 0 = midnight):
  *
- *   production   20 jobs, one at a time, arriving with the working-day
+ *   production   16 jobs, one at a time, arriving with the working-day
  *                profile below; 8 (35%), 16 (40%) or 32 (25%) instances;
- *                training time log-normal with median 2 h (sigma 0.7);
+ *                training time log-normal with median 90 min (sigma 0.6);
  *                scheduling_priority 90, a quarter of them urgent (95).
- *   exploration  50 sessions with the working-day profile, each a burst of
+ *                Sized so that production mostly fits its quota-share
+ *                guarantee of 64 instances, as a team would size it.
+ *   exploration  60 sessions with the working-day profile, each a burst of
  *                1-5 jobs a researcher submits within a few minutes;
  *                1 (25%), 2 (20%), 4 (25%), 8 (20%) or 16 (10%) instances;
  *                log-normal median 1 h (sigma 0.9); priority 50.
- *   sweeps       8 sweeps launched between 11:00 and 21:00 (after the day's
- *                exploration results), each 20-60 trials submitted within
- *                a minute; one size per sweep, 1 (50%), 2 (30%) or 4 (20%);
- *                per sweep a median drawn log-normal around 40 min (sigma
- *                0.4), per trial log-normal around it (sigma 0.3);
+ *   sweeps       10 sweeps launched between 11:00 and 21:00 (after the
+ *                day's exploration results), each 20-60 trials submitted
+ *                within a minute; one size per sweep, 1 (50%), 2 (30%) or
+ *                4 (20%); per sweep a median drawn log-normal around 40 min
+ *                (sigma 0.4), per trial log-normal around it (sigma 0.3);
  *                priority 10.
  *
  * Every training time is clipped to 5 min .. 24 h.  The working-day
  * profile is the relative submission rate: 0.1 at night, rising from
  * 07:00 to 1.0 at 09:00, flat until 18:00, falling to 0.1 at 22:00.
- * About 2,600 instance-hours a day are submitted, 85% of what 128
+ * About 2,500 instance-hours a day are submitted, 80% of what 128
  * instances give in 24 h, most of it between 09:00 and 18:00: a backlog
  * builds during the day and drains at night.
  */
