@@ -464,7 +464,8 @@ sim_advance(Sim *sim, FsTime dt)
 		else if (j->state == SIM_STOPPING && j->stop_at <= sim->now)
 		{
 			j->state = SIM_RUNNABLE;
-			j->runnable_at = sim->now;
+			if (!sim->requeue_keeps_place)
+				j->runnable_at = sim->now;
 			j->preemptions++;
 			j->stopping_for = 0;
 			j->env = j->type = -1;

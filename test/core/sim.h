@@ -7,7 +7,8 @@
  * would (PLACE -> running, PREEMPT -> stopping, nominations stored with the
  * job, usage stored with the share).  sim_advance() moves time: running
  * jobs finish after their duration, stops finish after stop_delay and the
- * job goes back to RUNNABLE.  Test code only: uses malloc freely.
+ * job goes back to RUNNABLE.  Test code only: uses malloc freely.  Also
+ * used by bench/simulate, which drives it through a simulated day.
  */
 #ifndef FS_TEST_SIM_H
 #define FS_TEST_SIM_H
@@ -99,6 +100,14 @@ typedef struct Sim
 	FsTime		starvation;
 	FsTime		stop_delay;
 	int			prefix;			/* jobs loaded per share; 0 = all */
+
+	/*
+	 * A stopped job goes back to RUNNABLE keeping its runnable_at, as the
+	 * lifecycle trigger does (it sets runnable_at the first time only).
+	 * Off by default: the core's tests were written with a requeued job
+	 * starting again at the back of its share.
+	 */
+	bool		requeue_keeps_place;
 	bool		wait_reasons;
 
 	int			n_types;

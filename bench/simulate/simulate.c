@@ -1,0 +1,477 @@
+/*
+ * simulate.c — bench/simulate's program: a simulated day of the reference
+ * workload through the pure scheduling core, per policy, as one table.
+ *
+ * Every policy is driven through the same seeded day (workload.c) by
+ * day.c, which checks invariants as it goes and exits with status 3 if one
+ * breaks, so a printed table comes from a run that kept them all.
+ *
+ * Definitions of what is printed (README.md, "Simulated day", says the
+ * same):
+ *   waiting            at least one RUNNABLE job that could fit the
+ *                      environment (instance count <= its capacity).
+ *   utilisation while jobs wait
+ *                      instance-time held (placed, starting, training or
+ *                      stopping) / capacity x time, over the time jobs wait.
+ *                      "training only" counts just the instances past their
+ *                      startup and not stopping (work later lost included).
+ *   utilisation over the day
+ *                      the same over 00:00-24:00, waiting or not.
+ *   share of capacity  a class's instance-time held while jobs wait / the
+ *                      capacity-time then; in parentheses the class's
+ *                      entitlement (fair share: from the weights when all
+ *                      classes are saturated; quota shares: the guarantee).
+ *   wait               per job, all the time it spent RUNNABLE: submission
+ *                      to its first placement, plus every wait in the queue
+ *                      again after a preemption.  Nearest-rank percentiles.
+ *   instance-hours lost
+ *                      instances x time held by attempts that were
+ *                      preempted (placement to stopped): none of it
+ *                      produced a finished job.  x8 for A100 GPU-hours.
+ *
+ * Usage: simulate [options]
+ *   --seed N            the day to draw (default 20240601)
+ *   --policies K,K,...  columns, from fifo strict-fifo priority fair-share
+ *                       quota-shares quota-fair (policies.c); default
+ *                       fifo,priority,fair-share,quota-shares
+ *   --warmup DAYS       days run before the measured one (default 1)
+ *   --capacity N        instances in the environment (default 128)
+ *   --poll SECONDS      fairshare.poll_interval (default 5)
+ *   --starvation S      fairshare.starvation_seconds (default 3600; 0 = off)
+ *   --summary           also one "summary POLICY KEY VALUE" line per number,
+ *                       for scripts (test/simulate/simulate.test, seeds.sh)
+ *   --jobs FILE         one CSV line per job and policy, for looking closer
+ *   --trace JOB         every decision about job JOB, to stderr, with the
+ *                       pass input whenever the core preempts for it
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "day.h"
+
+#define DEFAULT_SEED	20240601
+#define MAX_COLUMNS		8
+#define LABEL_WIDTH		38
+#define COLUMN_WIDTH	17
+#define HOUR_USECS		((double) FS_SECONDS(3600))
+
+typedef struct Options
+{
+	uint64_t	seed;
+	int			capacity;
+	int			poll_seconds;
+	bool		summary;
+	const char *jobs_file;		/* --jobs: per-job CSV */
+	int			starvation_seconds;
+	int			warmup_days;
+	long long	trace_job;		/* --trace: decisions about this job, to stderr */
+	int			n_policies;
+	const Policy *policies[MAX_COLUMNS];
+} Options;
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: simulate [--seed N] [--policies KEY,...] [--warmup DAYS] [--capacity N]\n"
+			"                [--poll SECONDS] [--starvation SECONDS] [--summary] [--jobs FILE.csv] [--trace JOB]\n"
+			"  policies: fifo strict-fifo priority fair-share quota-shares quota-fair\n");
+	exit(2);
+}
+
+static void
+parse_policies(Options *o, const char *list)
+{
+	char		copy[256];
+	char	   *key;
+
+	snprintf(copy, sizeof(copy), "%s", list);
+	o->n_policies = 0;
+	for (key = strtok(copy, ","); key != NULL; key = strtok(NULL, ","))
+	{
+		const Policy *p = policy_by_key(key);
+
+		if (p == NULL || o->n_policies == MAX_COLUMNS)
+		{
+			fprintf(stderr, "simulate: unknown policy \"%s\" (or too many)\n", key);
+			usage();
+		}
+		o->policies[o->n_policies++] = p;
+	}
+}
+
+static void
+parse_options(Options *o, int argc, char **argv)
+{
+	int			i;
+
+	memset(o, 0, sizeof(*o));
+	o->seed = DEFAULT_SEED;
+	o->capacity = 128;
+	o->poll_seconds = 5;
+	o->starvation_seconds = 3600;
+	o->warmup_days = 1;
+	for (i = 0; default_policy_keys[i] != NULL; i++)
+		o->policies[o->n_policies++] = policy_by_key(default_policy_keys[i]);
+	for (i = 1; i < argc; i++)
+	{
+		if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+			o->seed = strtoull(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--policies") == 0 && i + 1 < argc)
+			parse_policies(o, argv[++i]);
+		else if (strcmp(argv[i], "--capacity") == 0 && i + 1 < argc)
+			o->capacity = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--poll") == 0 && i + 1 < argc)
+			o->poll_seconds = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc)
+			o->jobs_file = argv[++i];
+		else if (strcmp(argv[i], "--starvation") == 0 && i + 1 < argc)
+			o->starvation_seconds = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
+			o->warmup_days = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--trace") == 0 && i + 1 < argc)
+			o->trace_job = atoll(argv[++i]);
+		else if (strcmp(argv[i], "--summary") == 0)
+			o->summary = true;
+		else
+			usage();
+	}
+	if (o->capacity < 32 || o->poll_seconds < 1 || o->warmup_days < 0 || o->warmup_days > 30)
+	{
+		fprintf(stderr, "simulate: --capacity must be at least 32 (the largest job), --poll at least 1, --warmup 0-30\n");
+		exit(2);
+	}
+}
+
+static double
+percent(double part, double whole)
+{
+	return whole > 0 ? 100.0 * part / whole : 0;
+}
+
+/* ---------- the table ---------- */
+
+static void
+row_label(const char *label)
+{
+	printf("%-*s", LABEL_WIDTH, label);
+}
+
+static void
+cell(const char *text)
+{
+	printf("%*s", COLUMN_WIDTH, text);
+}
+
+static void
+print_header(const Options *o, const Workload *w)
+{
+	InstanceTime demand[N_CLASSES] = {0};
+	int			jobs[N_CLASSES] = {0};
+	int			smallest[N_CLASSES],
+				largest[N_CLASSES];
+	double		total = 0;
+	double		capacity_hours = o->capacity * 24.0;
+	int			i,
+				c;
+
+	for (c = 0; c < N_CLASSES; c++)
+	{
+		smallest[c] = 1 << 30;
+		largest[c] = 0;
+	}
+	for (i = 0; i < w->n_jobs; i++)
+	{
+		const WorkloadJob *j = &w->jobs[i];
+
+		if (j->day != w->measured_day)
+			continue;
+		c = j->job_class;
+		jobs[c]++;
+		demand[c] += (InstanceTime) j->instances * j->run_time;
+		if (j->instances < smallest[c])
+			smallest[c] = j->instances;
+		if (j->instances > largest[c])
+			largest[c] = j->instances;
+	}
+	for (c = 0; c < N_CLASSES; c++)
+		total += (double) demand[c] / HOUR_USECS;
+
+	printf("fairshare simulated day, seed %llu (measured after %d warm-up day%s drawn the same way)\n",
+		   (unsigned long long) o->seed, o->warmup_days, o->warmup_days == 1 ? "" : "s");
+	printf("  environment  %d x ml.p4d.24xlarge\n", o->capacity);
+	printf("  SageMaker    startup 3-8 min per attempt, stop 2 min; a pass on every event and every %d s\n",
+		   o->poll_seconds);
+	printf("  settings     preemption_min_runtime 300 s, starvation_seconds %d s\n", o->starvation_seconds);
+	printf("  workload     %d jobs, %.0f instance-hours of training (%.0f%% of the day's %.0f)\n",
+		   jobs[0] + jobs[1] + jobs[2], total, percent(total, capacity_hours), capacity_hours);
+	for (c = 0; c < N_CLASSES; c++)
+		printf("    %-12s %4d jobs %5.0f instance-hours (%2.0f%%), %d-%d instances%s\n", class_names[c], jobs[c],
+			   (double) demand[c] / HOUR_USECS, percent((double) demand[c] / HOUR_USECS, total),
+			   smallest[c], largest[c], c == CLASS_SWEEPS ? " (in sweeps of one size)" : "");
+	printf("\n");
+}
+
+static void
+print_table(const Options *o, const DayResult *results)
+{
+	char		text[64];
+	int			p,
+				c;
+
+	row_label("");
+	for (p = 0; p < o->n_policies; p++)
+		cell(results[p].policy->title);
+	printf("\n");
+
+	row_label("utilisation while jobs wait");
+	for (p = 0; p < o->n_policies; p++)
+	{
+		snprintf(text, sizeof(text), "%.2f%%", percent((double) results[p].held_waiting,
+													   (double) results[p].capacity * (double) results[p].waiting_time));
+		cell(text);
+	}
+	printf("\n");
+	row_label("  training only (no startup, stops)");
+	for (p = 0; p < o->n_policies; p++)
+	{
+		snprintf(text, sizeof(text), "%.2f%%", percent((double) results[p].training_waiting,
+													   (double) results[p].capacity * (double) results[p].waiting_time));
+		cell(text);
+	}
+	printf("\n");
+	row_label("  hours with a job waiting");
+	for (p = 0; p < o->n_policies; p++)
+	{
+		snprintf(text, sizeof(text), "%.1f", (double) results[p].waiting_time / HOUR_USECS);
+		cell(text);
+	}
+	printf("\n");
+	row_label("  idle: held for nominated jobs");
+	for (p = 0; p < o->n_policies; p++)
+	{
+		snprintf(text, sizeof(text), "%.2f%%", percent((double) results[p].idle_nominated,
+													   (double) results[p].capacity * (double) results[p].waiting_time));
+		cell(text);
+	}
+	printf("\n");
+	row_label("    of which for starving jobs");
+	for (p = 0; p < o->n_policies; p++)
+	{
+		snprintf(text, sizeof(text), "%.2f%%", percent((double) results[p].idle_starvation,
+													   (double) results[p].capacity * (double) results[p].waiting_time));
+		cell(text);
+	}
+	printf("\n");
+	row_label("  idle: no waiting job fits the room");
+	for (p = 0; p < o->n_policies; p++)
+	{
+		snprintf(text, sizeof(text), "%.2f%%", percent((double) results[p].idle_too_small,
+													   (double) results[p].capacity * (double) results[p].waiting_time));
+		cell(text);
+	}
+	printf("\n");
+	row_label("  idle: other (beyond loaded heads)");
+	for (p = 0; p < o->n_policies; p++)
+	{
+		snprintf(text, sizeof(text), "%.2f%%", percent((double) results[p].idle_other,
+													   (double) results[p].capacity * (double) results[p].waiting_time));
+		cell(text);
+	}
+	printf("\n");
+	row_label("utilisation over the day (00-24 h)");
+	for (p = 0; p < o->n_policies; p++)
+	{
+		snprintf(text, sizeof(text), "%.1f%%", percent((double) results[p].held_day,
+													   (double) results[p].capacity * (double) results[p].day_length));
+		cell(text);
+	}
+	printf("\n");
+
+	row_label("production below its guarantee (h)");
+	for (p = 0; p < o->n_policies; p++)
+	{
+		snprintf(text, sizeof(text), "%.2f", (double) results[p].production_short / HOUR_USECS);
+		cell(text);
+	}
+	printf("\n");
+	printf("share of capacity while jobs wait\n");
+	for (c = 0; c < N_CLASSES; c++)
+	{
+		snprintf(text, sizeof(text), "  %s (entitled)", class_names[c]);
+		row_label(text);
+		for (p = 0; p < o->n_policies; p++)
+		{
+			const DayResult *r = &results[p];
+			double		share = percent((double) r->classes[c].held_waiting,
+										(double) r->capacity * (double) r->waiting_time);
+
+			if (r->policy->entitlement[c] >= 0)
+				snprintf(text, sizeof(text), "%.1f%% (%.0f%%)", share, 100 * r->policy->entitlement[c]);
+			else
+				snprintf(text, sizeof(text), "%.1f%% (-)", share);
+			cell(text);
+		}
+		printf("\n");
+	}
+
+	printf("wait p50 / p90 / p99 (minutes)\n");
+	for (c = 0; c < N_CLASSES; c++)
+	{
+		snprintf(text, sizeof(text), "  %s", class_names[c]);
+		row_label(text);
+		for (p = 0; p < o->n_policies; p++)
+		{
+			const ClassResult *cr = &results[p].classes[c];
+
+			snprintf(text, sizeof(text), "%.0f / %.0f / %.0f", percentile(cr->wait_minutes, cr->n_waits, 50),
+					 percentile(cr->wait_minutes, cr->n_waits, 90), percentile(cr->wait_minutes, cr->n_waits, 99));
+			cell(text);
+		}
+		printf("\n");
+	}
+
+	printf("preemptions (instance-hours lost)\n");
+	for (c = 0; c < N_CLASSES; c++)
+	{
+		snprintf(text, sizeof(text), "  %s", class_names[c]);
+		row_label(text);
+		for (p = 0; p < o->n_policies; p++)
+		{
+			const ClassResult *cr = &results[p].classes[c];
+
+			snprintf(text, sizeof(text), "%d (%.1f)", cr->preemptions, (double) cr->lost / HOUR_USECS);
+			cell(text);
+		}
+		printf("\n");
+	}
+
+	row_label("  of which reclaims / in-share");
+	for (p = 0; p < o->n_policies; p++)
+	{
+		snprintf(text, sizeof(text), "%d / %d", results[p].reclaims, results[p].in_share_preemptions);
+		cell(text);
+	}
+	printf("\n");
+	printf("jobs finished by 24:00 / submitted\n");
+	for (c = 0; c < N_CLASSES; c++)
+	{
+		snprintf(text, sizeof(text), "  %s", class_names[c]);
+		row_label(text);
+		for (p = 0; p < o->n_policies; p++)
+		{
+			snprintf(text, sizeof(text), "%d / %d", results[p].classes[c].finished_in_day,
+					 results[p].classes[c].submitted);
+			cell(text);
+		}
+		printf("\n");
+	}
+	row_label("the day's last job finished at");
+	for (p = 0; p < o->n_policies; p++)
+	{
+		long long	s = (long long) (results[p].last_finish / FS_USECS_PER_SEC);
+
+		snprintf(text, sizeof(text), "%s%02lld:%02lld", s >= 86400 ? "next day " : "", s % 86400 / 3600,
+				 s % 3600 / 60);
+		cell(text);
+	}
+	printf("\n");
+	row_label("core passes");
+	for (p = 0; p < o->n_policies; p++)
+	{
+		snprintf(text, sizeof(text), "%ld", results[p].passes);
+		cell(text);
+	}
+	printf("\n");
+	row_label("invariant checks (all held)");
+	for (p = 0; p < o->n_policies; p++)
+	{
+		snprintf(text, sizeof(text), "%ld", results[p].checks);
+		cell(text);
+	}
+	printf("\n");
+}
+
+/* One line per number, for scripts. */
+static void
+print_summary(const Options *o, const DayResult *results)
+{
+	int			p,
+				c;
+
+	for (p = 0; p < o->n_policies; p++)
+	{
+		const DayResult *r = &results[p];
+		const char *key = r->policy->key;
+		double		capacity_time = (double) r->capacity * (double) r->waiting_time;
+
+		printf("summary %s utilisation_waiting %.4f\n", key, percent((double) r->held_waiting, capacity_time));
+		printf("summary %s utilisation_day %.4f\n", key,
+			   percent((double) r->held_day, (double) r->capacity * (double) r->day_length));
+		printf("summary %s waiting_hours %.4f\n", key, (double) r->waiting_time / HOUR_USECS);
+		printf("summary %s conservation_checks %ld\n", key, r->conservation_checks);
+		printf("summary %s production_short_hours %.4f\n", key, (double) r->production_short / HOUR_USECS);
+		printf("summary %s checks %ld\n", key, r->checks);
+		for (c = 0; c < N_CLASSES; c++)
+		{
+			const ClassResult *cr = &r->classes[c];
+			const char *name = class_names[c];
+
+			printf("summary %s %s_share_waiting %.4f\n", key, name,
+				   percent((double) cr->held_waiting, capacity_time));
+			printf("summary %s %s_wait_p50 %.2f\n", key, name, percentile(cr->wait_minutes, cr->n_waits, 50));
+			printf("summary %s %s_wait_p90 %.2f\n", key, name, percentile(cr->wait_minutes, cr->n_waits, 90));
+			printf("summary %s %s_wait_p99 %.2f\n", key, name, percentile(cr->wait_minutes, cr->n_waits, 99));
+			printf("summary %s %s_preemptions %d\n", key, name, cr->preemptions);
+			printf("summary %s %s_lost_hours %.4f\n", key, name, (double) cr->lost / HOUR_USECS);
+			printf("summary %s %s_finished %d\n", key, name, cr->finished);
+			printf("summary %s %s_submitted %d\n", key, name, cr->submitted);
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	Options		o;
+	Workload	w;
+	DayConfig	config;
+	DayResult	results[MAX_COLUMNS];
+	FILE	   *jobs = NULL;
+	int			p;
+
+	parse_options(&o, argc, argv);
+	workload_generate(&w, o.seed, o.warmup_days);
+
+	memset(&config, 0, sizeof(config));
+	config.capacity = o.capacity;
+	config.poll_interval = FS_SECONDS(o.poll_seconds);
+	config.stop_delay = FS_SECONDS(120);
+	config.min_runtime = FS_SECONDS(300);
+	config.starvation = FS_SECONDS(o.starvation_seconds);
+	config.day_length = FS_SECONDS(86400);
+	config.horizon = FS_SECONDS(14 * 86400);
+	config.trace_job = o.trace_job;
+
+	if (o.jobs_file != NULL && (jobs = fopen(o.jobs_file, "w")) == NULL)
+	{
+		perror(o.jobs_file);
+		return 2;
+	}
+	if (jobs != NULL)
+		fprintf(jobs, "policy,job,class,instances,submitted_min,waited_min,placed_min,attempts,finished_min\n");
+	print_header(&o, &w);
+	fflush(stdout);
+	for (p = 0; p < o.n_policies; p++)
+		simulate_day(&w, o.policies[p], &config, &results[p], jobs);
+	if (jobs != NULL)
+		fclose(jobs);
+	print_table(&o, results);
+	if (o.summary)
+		print_summary(&o, results);
+
+	for (p = 0; p < o.n_policies; p++)
+		day_result_free(&results[p]);
+	workload_free(&w);
+	return 0;
+}
