@@ -7,18 +7,6 @@ CREATE EXTENSION fairshare;
 RESET client_min_messages;
 \set SHOW_CONTEXT never
 
-CREATE FUNCTION pg_temp.try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	state text; msg text; hint text;
-BEGIN
-	EXECUTE stmt;
-	RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
-	RETURN state || ': ' || msg || CASE WHEN hint <> '' THEN E'\n    HINT: ' || hint ELSE '' END;
-END
-$$;
-
 INSERT INTO fairshare.service_environments (name) VALUES ('p4'), ('p5');
 INSERT INTO fairshare.capacity_limits VALUES ('p4', 'ml.p4d.24xlarge', 100), ('p5', 'ml.p5.48xlarge', 10);
 INSERT INTO fairshare.job_queues (name) VALUES ('fifo');
@@ -169,9 +157,9 @@ SELECT fairshare.apply_status(:j, '{"TrainingJobStatus": "Failed", "FailureReaso
 SELECT * FROM pg_temp.show(:st);
 
 -- Bad input.
-SELECT pg_temp.try('SELECT fairshare.apply_status(1, ''[]'')');
-SELECT pg_temp.try('SELECT fairshare.apply_status(1, ''{"TrainingJobStatus": "Exploded"}'')');
-SELECT pg_temp.try('SELECT fairshare.apply_status(424242, ''{"TrainingJobStatus": "Completed"}'')');
+SELECT public.regress_try_hint('SELECT fairshare.apply_status(1, ''[]'')');
+SELECT public.regress_try_hint('SELECT fairshare.apply_status(1, ''{"TrainingJobStatus": "Exploded"}'')');
+SELECT public.regress_try_hint('SELECT fairshare.apply_status(424242, ''{"TrainingJobStatus": "Completed"}'')');
 
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;

@@ -11,20 +11,6 @@ DROP ROLE IF EXISTS regress_smc_admin, regress_smc_nobody;
 RESET client_min_messages;
 \set SHOW_CONTEXT never
 
--- smc_try(statement): 'ok' or its SQLSTATE and message.
-CREATE FUNCTION public.smc_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	state text; msg text;
-BEGIN
-	EXECUTE stmt;
-	RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-	RETURN state || ': ' || msg;
-END
-$$;
-GRANT EXECUTE ON FUNCTION public.smc_try(text) TO PUBLIC;
-
 -- Endpoint resolution with the service environment's columns given.
 SELECT fairshare.sagemaker_endpoint('https://sagemaker.example.com', 'eu-west-2');
 SELECT fairshare.sagemaker_endpoint('http://127.0.0.1:8443/', 'us-east-1');
@@ -33,25 +19,25 @@ SELECT fairshare.sagemaker_endpoint('http://[::1]:8443', 'ap-southeast-2')->>'ur
 
 -- Refused: plain http off loopback (link-local included), other schemes,
 -- user information, bad region names.
-SELECT smc_try($$SELECT fairshare.sagemaker_endpoint('http://10.0.0.1', 'us-east-1')$$);
-SELECT smc_try($$SELECT fairshare.sagemaker_endpoint('http://169.254.169.254', 'us-east-1')$$);
-SELECT smc_try($$SELECT fairshare.sagemaker_endpoint('http://sagemaker.example.com', 'us-east-1')$$);
-SELECT smc_try($$SELECT fairshare.sagemaker_endpoint('ftp://127.0.0.1/', 'us-east-1')$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_endpoint('http://10.0.0.1', 'us-east-1')$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_endpoint('http://169.254.169.254', 'us-east-1')$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_endpoint('http://sagemaker.example.com', 'us-east-1')$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_endpoint('ftp://127.0.0.1/', 'us-east-1')$$);
 -- (the password of a refused URL is never shown)
-SELECT smc_try($$SELECT fairshare.sagemaker_endpoint('https://user:s3cret@sagemaker.example.com/x@y', 'us-east-1')$$);
-SELECT smc_try($$SELECT fairshare.sagemaker_endpoint('http://me:s3cret@10.0.0.1', 'us-east-1')$$);
-SELECT smc_try($$SELECT fairshare.sagemaker_endpoint('not a url', 'us-east-1')$$);
-SELECT smc_try($$SELECT fairshare.sagemaker_endpoint('https://sagemaker.example.com', 'US-EAST-1')$$);
-SELECT smc_try($$SELECT fairshare.sagemaker_endpoint(NULL, 'us-east-1.evil.com/x')$$);
-SELECT smc_try($$SELECT fairshare.sagemaker_endpoint(NULL, '-us-east-1')$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_endpoint('https://user:s3cret@sagemaker.example.com/x@y', 'us-east-1')$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_endpoint('http://me:s3cret@10.0.0.1', 'us-east-1')$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_endpoint('not a url', 'us-east-1')$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_endpoint('https://sagemaker.example.com', 'US-EAST-1')$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_endpoint(NULL, 'us-east-1.evil.com/x')$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_endpoint(NULL, '-us-east-1')$$);
 
 -- sagemaker_call: refused before anything is sent.
-SELECT smc_try($$SELECT fairshare.sagemaker_call('DeleteTrainingJob', '{}')$$);
-SELECT smc_try($$SELECT fairshare.sagemaker_call('describetrainingjob', '{}')$$);
-SELECT smc_try($$SELECT fairshare.sagemaker_call(NULL, '{}')$$);
-SELECT smc_try($$SELECT fairshare.sagemaker_call('ListTrainingJobs', NULL)$$);
-SELECT smc_try($$SELECT fairshare.sagemaker_call('ListTrainingJobs', '[]')$$);
-SELECT smc_try($$SELECT fairshare.sagemaker_call('ListTrainingJobs', '"x"')$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_call('DeleteTrainingJob', '{}')$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_call('describetrainingjob', '{}')$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_call(NULL, '{}')$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_call('ListTrainingJobs', NULL)$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_call('ListTrainingJobs', '[]')$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_call('ListTrainingJobs', '"x"')$$);
 
 -- A batch to a refused endpoint: every call final at once, never sent.
 SELECT ord, error_class, http_status, error_type, message, response, tries,
@@ -65,14 +51,14 @@ FROM fairshare._sagemaker_batch('ListTrainingJobs', ARRAY['{}']::jsonb[],
 SELECT count(*) FROM fairshare._sagemaker_batch('ListTrainingJobs', '{}'::jsonb[]);
 
 -- _sagemaker_batch argument checks.
-SELECT smc_try($$SELECT * FROM fairshare._sagemaker_batch('ListTrainingJobs', ARRAY['{}']::jsonb[], '{"max_tries": 0}')$$);
-SELECT smc_try($$SELECT * FROM fairshare._sagemaker_batch('ListTrainingJobs', ARRAY['{}']::jsonb[], '{"max_tries": 11}')$$);
-SELECT smc_try($$SELECT * FROM fairshare._sagemaker_batch('ListTrainingJobs', ARRAY['{}']::jsonb[], '{"timeout_ms": "soon"}')$$);
-SELECT smc_try($$SELECT * FROM fairshare._sagemaker_batch('ListTrainingJobs', ARRAY['{}']::jsonb[], '{"retries": 3}')$$);
-SELECT smc_try($$SELECT * FROM fairshare._sagemaker_batch('ListTrainingJobs', ARRAY['{}']::jsonb[], '[]')$$);
-SELECT smc_try($$SELECT * FROM fairshare._sagemaker_batch('ListTrainingJobs', ARRAY['{}', NULL]::jsonb[])$$);
-SELECT smc_try($$SELECT * FROM fairshare._sagemaker_batch('ListTrainingJobs', ARRAY['{}', '1']::jsonb[])$$);
-SELECT smc_try($$SELECT * FROM fairshare._sagemaker_batch('Nope', ARRAY['{}']::jsonb[])$$);
+SELECT public.regress_try($$SELECT * FROM fairshare._sagemaker_batch('ListTrainingJobs', ARRAY['{}']::jsonb[], '{"max_tries": 0}')$$);
+SELECT public.regress_try($$SELECT * FROM fairshare._sagemaker_batch('ListTrainingJobs', ARRAY['{}']::jsonb[], '{"max_tries": 11}')$$);
+SELECT public.regress_try($$SELECT * FROM fairshare._sagemaker_batch('ListTrainingJobs', ARRAY['{}']::jsonb[], '{"timeout_ms": "soon"}')$$);
+SELECT public.regress_try($$SELECT * FROM fairshare._sagemaker_batch('ListTrainingJobs', ARRAY['{}']::jsonb[], '{"retries": 3}')$$);
+SELECT public.regress_try($$SELECT * FROM fairshare._sagemaker_batch('ListTrainingJobs', ARRAY['{}']::jsonb[], '[]')$$);
+SELECT public.regress_try($$SELECT * FROM fairshare._sagemaker_batch('ListTrainingJobs', ARRAY['{}', NULL]::jsonb[])$$);
+SELECT public.regress_try($$SELECT * FROM fairshare._sagemaker_batch('ListTrainingJobs', ARRAY['{}', '1']::jsonb[])$$);
+SELECT public.regress_try($$SELECT * FROM fairshare._sagemaker_batch('Nope', ARRAY['{}']::jsonb[])$$);
 
 -- No client or curl handle outlives the batches above.
 SELECT fairshare._sagemaker_client_stats();
@@ -88,13 +74,12 @@ FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
 WHERE n.nspname = 'fairshare' AND p.proname LIKE '%sagemaker%'
 ORDER BY p.proname;
 SET ROLE regress_smc_nobody;
-SELECT smc_try($$SELECT fairshare.sagemaker_call('ListTrainingJobs', '{}')$$);
-SELECT smc_try($$SELECT fairshare.sagemaker_endpoint()$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_call('ListTrainingJobs', '{}')$$);
+SELECT public.regress_try($$SELECT fairshare.sagemaker_endpoint()$$);
 RESET ROLE;
 SET ROLE regress_smc_admin;
 SELECT fairshare.sagemaker_endpoint('https://sagemaker.example.com', 'eu-central-1')->>'source';
 RESET ROLE;
 
-DROP FUNCTION public.smc_try(text);
 REVOKE USAGE ON SCHEMA fairshare FROM regress_smc_nobody;
 DROP ROLE regress_smc_admin, regress_smc_nobody;

@@ -10,20 +10,6 @@ DROP ROLE IF EXISTS regress_aws_admin, regress_aws_submitter, regress_aws_viewer
 RESET client_min_messages;
 \set SHOW_CONTEXT never
 
--- try(statement): 'ok' or its SQLSTATE and message.
-CREATE FUNCTION public.aws_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	state text; msg text;
-BEGIN
-	EXECUTE stmt;
-	RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-	RETURN state || ': ' || msg;
-END
-$$;
-GRANT EXECUTE ON FUNCTION public.aws_try(text) TO PUBLIC;
-
 -- The AWS test suite's credentials, region, service and time.
 CREATE TEMP TABLE suite AS SELECT
 	'AKIDEXAMPLE'::text AS akid,
@@ -124,8 +110,8 @@ INSERT INTO bad VALUES
  ('secret null', $$SELECT fairshare.sigv4_sign('GET', 'https://example.amazonaws.com/', NULL, NULL, 'us-east-1', 'sagemaker', 'AKIDEXAMPLE', NULL, NULL, '20150830T123600Z')$$),
  ('secret empty', $$SELECT fairshare.sigv4_sign('GET', 'https://example.amazonaws.com/', NULL, NULL, 'us-east-1', 'sagemaker', 'AKIDEXAMPLE', '', NULL, '20150830T123600Z')$$),
  ('url null', $$SELECT fairshare.sigv4_sign('GET', NULL, NULL, NULL, 'us-east-1', 'sagemaker', 'AKIDEXAMPLE', 'SECRET-MARKER-42', NULL, '20150830T123600Z')$$);
-SELECT label, aws_try(stmt) AS result FROM bad ORDER BY label;
-SELECT count(*) AS messages_showing_the_secret FROM bad WHERE aws_try(stmt) LIKE '%SECRET-MARKER%';
+SELECT label, public.regress_try(stmt) AS result FROM bad ORDER BY label;
+SELECT count(*) AS messages_showing_the_secret FROM bad WHERE public.regress_try(stmt) LIKE '%SECRET-MARKER%';
 
 -- Privileges: only fairshare_admin (and superusers) may execute.
 CREATE ROLE regress_aws_admin IN ROLE fairshare_admin;
@@ -145,14 +131,13 @@ INSERT INTO calls VALUES
  ($$SELECT fairshare.aws_region()$$);
 GRANT SELECT ON calls TO PUBLIC;
 SET ROLE regress_aws_admin;
-SELECT aws_try(stmt) FROM calls WHERE stmt LIKE '%sigv4_sign%';
+SELECT public.regress_try(stmt) FROM calls WHERE stmt LIKE '%sigv4_sign%';
 SET ROLE regress_aws_submitter;
-SELECT aws_try(stmt) FROM calls;
+SELECT public.regress_try(stmt) FROM calls;
 SET ROLE regress_aws_viewer;
-SELECT aws_try(stmt) FROM calls;
+SELECT public.regress_try(stmt) FROM calls;
 SET ROLE regress_aws_nobody;
-SELECT aws_try(stmt) FROM calls;
+SELECT public.regress_try(stmt) FROM calls;
 RESET ROLE;
 
-DROP FUNCTION public.aws_try(text);
 DROP ROLE regress_aws_admin, regress_aws_submitter, regress_aws_viewer, regress_aws_nobody;

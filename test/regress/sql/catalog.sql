@@ -6,19 +6,6 @@ CREATE EXTENSION fairshare;
 RESET client_min_messages;
 \set SHOW_CONTEXT never
 
--- try(statement): run it; report 'ok' or its SQLSTATE, message and hint.
-CREATE FUNCTION pg_temp.try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	state text; msg text; hint text;
-BEGIN
-	EXECUTE stmt;
-	RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
-	RETURN state || ': ' || msg || CASE WHEN hint <> '' THEN E'\n    HINT: ' || hint ELSE '' END;
-END
-$$;
-
 -- A count of every admin row, to show that a rejected statement wrote nothing.
 CREATE FUNCTION pg_temp.admin_rows() RETURNS bigint LANGUAGE sql AS $$
 	SELECT (SELECT count(*) FROM fairshare.service_environments)
@@ -123,7 +110,7 @@ INSERT INTO bad_admin (what, stmt) VALUES
 
 CREATE TEMP TABLE before AS SELECT pg_temp.admin_rows() AS n;
 \pset format unaligned
-SELECT n, what, pg_temp.try(stmt) AS result, pg_temp.admin_rows() = (SELECT n FROM before) AS nothing_written
+SELECT n, what, public.regress_try_hint(stmt) AS result, pg_temp.admin_rows() = (SELECT n FROM before) AS nothing_written
   FROM bad_admin ORDER BY n;
 \pset format aligned
 
@@ -131,7 +118,7 @@ SELECT n, what, pg_temp.try(stmt) AS result, pg_temp.admin_rows() = (SELECT n FR
 INSERT INTO fairshare.quota_share_limits VALUES
 	('p4-quota', 'ProdExp1', 'ml.p5.48xlarge', 1), ('p4-quota', 'ProdExp1', 'ml.g5.xlarge', 1),
 	('p4-quota', 'ProdExp1', 'ml.g5.2xlarge', 1), ('p4-quota', 'ProdExp1', 'ml.g5.4xlarge', 1);
-SELECT pg_temp.try($$INSERT INTO fairshare.quota_share_limits VALUES ('p4-quota', 'ProdExp1', 'ml.g5.8xlarge', 1)$$);
+SELECT public.regress_try_hint($$INSERT INTO fairshare.quota_share_limits VALUES ('p4-quota', 'ProdExp1', 'ml.g5.8xlarge', 1)$$);
 
 -- Changes that are allowed: disable, reprioritise, lower a limit, switch a
 -- LEND_AND_BORROW share to LEND once its borrow limit is cleared.

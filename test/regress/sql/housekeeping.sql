@@ -10,17 +10,6 @@ DROP ROLE IF EXISTS regress_hk_admin, regress_hk_viewer;
 RESET client_min_messages;
 \set SHOW_CONTEXT never
 
-CREATE FUNCTION pg_temp.try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	state text; msg text;
-BEGIN
-	EXECUTE stmt;
-	RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-	RETURN state || ': ' || msg;
-END
-$$;
 CREATE FUNCTION pg_temp.submit(queue text, name text, n integer, itype text,
 							   quota text DEFAULT NULL, retries integer DEFAULT 1) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
@@ -57,16 +46,16 @@ INSERT INTO fairshare.quota_shares (job_queue, name, strategy, borrow_limit) VAL
 INSERT INTO fairshare.quota_share_limits VALUES
 	('p4-queue', 'ProdExp1', 'ml.p4d.24xlarge', 60), ('p4-queue', 'ProdExp2', 'ml.p4d.24xlarge', 40);
 
-SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold) VALUES ('x', 'SOMETHING', '1 hour')$$);
-SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold) VALUES ('bad name', 'JOB_WAITING', '1 hour')$$);
-SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold) VALUES ('x', 'JOB_WAITING', '-1 hour')$$);
-SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold) VALUES ('x', 'FAILURE_BURST', '0')$$);
-SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, min_count) VALUES ('x', 'JOB_WAITING', '1 hour', 3)$$);
-SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, job_queue) VALUES ('x', 'IDLE_CAPACITY', '1 hour', 'fifo')$$);
-SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, service_environment) VALUES ('x', 'JOB_WAITING', '1 hour', 'p4')$$);
-SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, job_queue) VALUES ('x', 'SHARE_STARVED', '1 hour', 'fifo')$$);
-SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, job_queue) VALUES ('x', 'JOB_WAITING', '1 hour', 'nope')$$);
-SELECT pg_temp.try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, service_environment) VALUES ('x', 'IDLE_CAPACITY', '1 hour', 'nope')$$);
+SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, threshold) VALUES ('x', 'SOMETHING', '1 hour')$$);
+SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, threshold) VALUES ('bad name', 'JOB_WAITING', '1 hour')$$);
+SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, threshold) VALUES ('x', 'JOB_WAITING', '-1 hour')$$);
+SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, threshold) VALUES ('x', 'FAILURE_BURST', '0')$$);
+SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, min_count) VALUES ('x', 'JOB_WAITING', '1 hour', 3)$$);
+SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, job_queue) VALUES ('x', 'IDLE_CAPACITY', '1 hour', 'fifo')$$);
+SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, service_environment) VALUES ('x', 'JOB_WAITING', '1 hour', 'p4')$$);
+SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, job_queue) VALUES ('x', 'SHARE_STARVED', '1 hour', 'fifo')$$);
+SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, job_queue) VALUES ('x', 'JOB_WAITING', '1 hour', 'nope')$$);
+SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, service_environment) VALUES ('x', 'IDLE_CAPACITY', '1 hour', 'nope')$$);
 SELECT count(*) AS rules FROM fairshare.alert_rules;
 -- A FAILURE_BURST without min_count gets 5; a rule may be narrowed to one queue.
 INSERT INTO fairshare.alert_rules (name, kind, threshold, job_queue) VALUES
@@ -168,14 +157,14 @@ SET ROLE regress_hk_admin;
 SELECT count(*) AS new_alerts FROM fairshare.evaluate_alerts();
 SELECT fairshare.record_utilization() > 0 AS recorded;
 SET ROLE regress_hk_viewer;
-SELECT pg_temp.try('SELECT fairshare.evaluate_alerts()');
-SELECT pg_temp.try('SELECT fairshare.record_utilization()');
-SELECT pg_temp.try('CALL fairshare.apply_retention()');
+SELECT public.regress_try('SELECT fairshare.evaluate_alerts()');
+SELECT public.regress_try('SELECT fairshare.record_utilization()');
+SELECT public.regress_try('CALL fairshare.apply_retention()');
 SELECT count(*) > 0 AS sees_alerts FROM fairshare.alert_events;
-SELECT pg_temp.try('SELECT fairshare.schedule_housekeeping()');
+SELECT public.regress_try('SELECT fairshare.schedule_housekeeping()');
 RESET ROLE;
 SET ROLE regress_hk_admin;
-SELECT pg_temp.try('SELECT fairshare.unschedule_housekeeping()');
+SELECT public.regress_try('SELECT fairshare.unschedule_housekeeping()');
 RESET ROLE;
 
 ------------------------------------------------------------------------------
@@ -219,7 +208,7 @@ SELECT (SELECT count(*) FROM fairshare.jobs WHERE status IN ('SUCCEEDED', 'FAILE
 	   (SELECT count(*) FROM fairshare.alert_events) AS alerts,
 	   (SELECT count(*) FROM fairshare.alert_events WHERE resolved_at IS NULL) AS firing;
 SELECT * FROM counts;
-SELECT pg_temp.try('SELECT fairshare.apply_retention_batch(0)');
+SELECT public.regress_try('SELECT fairshare.apply_retention_batch(0)');
 -- In a transaction, one batch of at most two rows of each kind.
 BEGIN;
 SELECT * FROM fairshare.apply_retention_batch(2);

@@ -7,18 +7,6 @@ CREATE EXTENSION fairshare;
 RESET client_min_messages;
 \set SHOW_CONTEXT never
 
-CREATE FUNCTION pg_temp.try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	state text; msg text; hint text;
-BEGIN
-	EXECUTE stmt;
-	RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
-	RETURN state || ': ' || msg || CASE WHEN hint <> '' THEN E'\n    HINT: ' || hint ELSE '' END;
-END
-$$;
-
 INSERT INTO fairshare.service_environments (name) VALUES ('p4');
 INSERT INTO fairshare.capacity_limits VALUES ('p4', 'ml.p4d.24xlarge', 100);
 INSERT INTO fairshare.job_queues (name) VALUES ('fifo');
@@ -92,7 +80,7 @@ BEGIN
 			id := pg_temp.submit('m');
 			PERFORM pg_temp.walk(id, p.path);
 			SELECT count(*) INTO n_before FROM fairshare.job_events WHERE job_id = id;
-			res := pg_temp.try(format('SELECT pg_temp.walk(%s, ARRAY[%L]::fairshare.job_status[])', id, t));
+			res := public.regress_try_hint(format('SELECT pg_temp.walk(%s, ARRAY[%L]::fairshare.job_status[])', id, t));
 			INSERT INTO matrix
 			SELECT p.state, t, fairshare.valid_transition(p.state, t), res,
 				   (SELECT count(*) FROM fairshare.job_events WHERE job_id = id) - n_before;
@@ -123,11 +111,11 @@ SELECT status, (SELECT count(*) FROM fairshare.job_events WHERE job_id = :rb) AS
 
 -- Placed without a placement, and changing what was submitted: rejected.
 SELECT pg_temp.walk(:rb, '{RUNNABLE}');
-SELECT pg_temp.try(format('UPDATE fairshare.jobs SET status = %L WHERE job_id = %s', 'SCHEDULED', :rb));
-SELECT pg_temp.try(format('UPDATE fairshare.jobs SET job_queue = %L WHERE job_id = %s', 'other', :rb));
-SELECT pg_temp.try(format('UPDATE fairshare.jobs SET request = request || %L WHERE job_id = %s', '{"x": 1}', :rb));
-SELECT pg_temp.try(format('UPDATE fairshare.jobs SET instance_count = 8 WHERE job_id = %s', :rb));
-SELECT pg_temp.try(format('UPDATE fairshare.jobs SET scheduling_priority = 10000 WHERE job_id = %s', :rb));
+SELECT public.regress_try_hint(format('UPDATE fairshare.jobs SET status = %L WHERE job_id = %s', 'SCHEDULED', :rb));
+SELECT public.regress_try_hint(format('UPDATE fairshare.jobs SET job_queue = %L WHERE job_id = %s', 'other', :rb));
+SELECT public.regress_try_hint(format('UPDATE fairshare.jobs SET request = request || %L WHERE job_id = %s', '{"x": 1}', :rb));
+SELECT public.regress_try_hint(format('UPDATE fairshare.jobs SET instance_count = 8 WHERE job_id = %s', :rb));
+SELECT public.regress_try_hint(format('UPDATE fairshare.jobs SET scheduling_priority = 10000 WHERE job_id = %s', :rb));
 
 -- terminate_job: a job not yet placed fails at once ...
 SELECT fairshare.terminate_job(:rb, 'wrong dataset');
@@ -141,8 +129,8 @@ SELECT pg_temp.walk(:run, '{RUNNABLE,SCHEDULED,STARTING,RUNNING}');
 SELECT fairshare.terminate_job(:run, 'budget exhausted');
 SELECT fairshare.terminate_job(:run, 'asked twice');
 SELECT status, stop_kind, stop_reason, stop_requested_at IS NOT NULL AS requested FROM fairshare.jobs WHERE job_id = :run;
-SELECT pg_temp.try(format('SELECT fairshare.terminate_job(%s, %L)', :run, '  '));
-SELECT pg_temp.try('SELECT fairshare.terminate_job(424242, ''gone'')');
+SELECT public.regress_try_hint(format('SELECT fairshare.terminate_job(%s, %L)', :run, '  '));
+SELECT public.regress_try_hint('SELECT fairshare.terminate_job(424242, ''gone'')');
 
 -- A terminate overrides a preemption in progress.
 SELECT pg_temp.submit('victim') AS victim \gset
@@ -158,10 +146,10 @@ SELECT fairshare.update_job_priority(:prio, 70);
 SELECT fairshare.update_job_priority(:prio, 90);
 SELECT scheduling_priority FROM fairshare.jobs WHERE job_id = :prio;
 SELECT fairshare.update_job_priority(:run, 5) AS running_job_old_priority;
-SELECT pg_temp.try(format('SELECT fairshare.update_job_priority(%s, 10000)', :prio));
-SELECT pg_temp.try(format('SELECT fairshare.update_job_priority(%s, -1)', :prio));
-SELECT pg_temp.try(format('SELECT fairshare.update_job_priority(%s, 1)', :rb));
-SELECT pg_temp.try('SELECT fairshare.update_job_priority(424242, 1)');
+SELECT public.regress_try_hint(format('SELECT fairshare.update_job_priority(%s, 10000)', :prio));
+SELECT public.regress_try_hint(format('SELECT fairshare.update_job_priority(%s, -1)', :prio));
+SELECT public.regress_try_hint(format('SELECT fairshare.update_job_priority(%s, 1)', :rb));
+SELECT public.regress_try_hint('SELECT fairshare.update_job_priority(424242, 1)');
 SELECT old_status, new_status FROM fairshare.job_events WHERE job_id = :prio;
 
 SET client_min_messages = warning;

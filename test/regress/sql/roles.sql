@@ -10,19 +10,6 @@ CREATE ROLE regress_fs_bob LOGIN IN ROLE fairshare_submitter;
 CREATE ROLE regress_fs_viewer LOGIN IN ROLE fairshare_viewer;
 CREATE ROLE regress_fs_nobody LOGIN;
 
--- try(statement): 'ok' or the SQLSTATE and message.  In public so every
--- role can call it after \c.
-CREATE FUNCTION public.fs_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	state text; msg text;
-BEGIN
-	EXECUTE stmt;
-	RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-	RETURN state || ': ' || msg;
-END
-$$;
 CREATE TABLE public.fs_req AS SELECT
 	'{"RoleArn": "arn:aws:iam::1:role/r", "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
 	  "ResourceConfig": {"InstanceType": "ml.p4d.24xlarge", "InstanceCount": 2}}'::jsonb AS request;
@@ -50,21 +37,21 @@ INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'bob-1', 'q', r
 -- Bob sees only his own job, its attempts and events.
 SELECT job_name, submitted_by FROM fairshare.jobs ORDER BY job_id;
 -- ... and cannot act on Alice's: to him it does not exist.
-SELECT public.fs_try('SELECT fairshare.terminate_job(1, ''not mine'')');
-SELECT public.fs_try('SELECT fairshare.update_job_priority(1, 99)');
+SELECT public.regress_try('SELECT fairshare.terminate_job(1, ''not mine'')');
+SELECT public.regress_try('SELECT fairshare.update_job_priority(1, 99)');
 -- A submitter cannot set status or placement, nor change jobs directly.
-SELECT public.fs_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request, status)
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request, status)
 					   SELECT 'b', 'q', request, 'RUNNING' FROM public.fs_req$$);
-SELECT public.fs_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request, submitted_by)
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request, submitted_by)
 					   SELECT 'b', 'q', request, 'regress_fs_alice' FROM public.fs_req$$);
-SELECT public.fs_try($$UPDATE fairshare.jobs SET status = 'RUNNABLE' WHERE job_name = 'bob-1'$$);
-SELECT public.fs_try($$UPDATE fairshare.jobs SET scheduling_priority = 9 WHERE job_name = 'bob-1'$$);
-SELECT public.fs_try($$DELETE FROM fairshare.jobs WHERE job_name = 'bob-1'$$);
-SELECT public.fs_try($$INSERT INTO fairshare.job_events (job_id, new_status) VALUES (3, 'FAILED')$$);
+SELECT public.regress_try($$UPDATE fairshare.jobs SET status = 'RUNNABLE' WHERE job_name = 'bob-1'$$);
+SELECT public.regress_try($$UPDATE fairshare.jobs SET scheduling_priority = 9 WHERE job_name = 'bob-1'$$);
+SELECT public.regress_try($$DELETE FROM fairshare.jobs WHERE job_name = 'bob-1'$$);
+SELECT public.regress_try($$INSERT INTO fairshare.job_events (job_id, new_status) VALUES (3, 'FAILED')$$);
 -- ... nor the configuration, which it can read.
 SELECT name FROM fairshare.job_queues;
-SELECT public.fs_try($$INSERT INTO fairshare.job_queues (name) VALUES ('mine')$$);
-SELECT public.fs_try($$UPDATE fairshare.capacity_limits SET max_capacity = 1000$$);
+SELECT public.regress_try($$INSERT INTO fairshare.job_queues (name) VALUES ('mine')$$);
+SELECT public.regress_try($$UPDATE fairshare.capacity_limits SET max_capacity = 1000$$);
 -- Bob raises his own job's priority and terminates it.
 SELECT fairshare.update_job_priority(job_id, 50) FROM fairshare.jobs WHERE job_name = 'bob-1';
 SELECT fairshare.terminate_job(job_id, 'changed my mind') FROM fairshare.jobs WHERE job_name = 'bob-1';
@@ -81,17 +68,17 @@ SELECT count(*) AS events_alice_sees FROM fairshare.job_events;
 -- The viewer reads views only: no tables, no job control.
 \c - regress_fs_viewer
 \set SHOW_CONTEXT never
-SELECT public.fs_try('SELECT count(*) FROM fairshare.jobs');
-SELECT public.fs_try('SELECT count(*) FROM fairshare.job_queues');
-SELECT public.fs_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'v', 'q', request FROM public.fs_req$$);
-SELECT public.fs_try('SELECT fairshare.terminate_job(1, ''x'')');
+SELECT public.regress_try('SELECT count(*) FROM fairshare.jobs');
+SELECT public.regress_try('SELECT count(*) FROM fairshare.job_queues');
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'v', 'q', request FROM public.fs_req$$);
+SELECT public.regress_try('SELECT fairshare.terminate_job(1, ''x'')');
 
 -- A role without any fairshare role can do nothing.
 \c - regress_fs_nobody
 \set SHOW_CONTEXT never
-SELECT public.fs_try('SELECT count(*) FROM fairshare.jobs');
-SELECT public.fs_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'n', 'q', request FROM public.fs_req$$);
-SELECT public.fs_try('SELECT fairshare.update_job_priority(1, 1)');
+SELECT public.regress_try('SELECT count(*) FROM fairshare.jobs');
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'n', 'q', request FROM public.fs_req$$);
+SELECT public.regress_try('SELECT fairshare.update_job_priority(1, 1)');
 
 -- The admin sees every job and may act on any of them.
 \c - regress_fs_admin
@@ -100,11 +87,10 @@ SELECT job_name, submitted_by, status FROM fairshare.jobs ORDER BY job_id;
 SELECT fairshare.update_job_priority(job_id, 7) FROM fairshare.jobs WHERE job_name = 'alice-1';
 SELECT fairshare.terminate_job(job_id, 'maintenance') FROM fairshare.jobs WHERE job_name = 'alice-1';
 SELECT job_name, status, status_reason FROM fairshare.jobs ORDER BY job_id;
-SELECT public.fs_try($$DELETE FROM fairshare.job_queues WHERE name = 'q'$$);
+SELECT public.regress_try($$DELETE FROM fairshare.job_queues WHERE name = 'q'$$);
 
 \c - postgres
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
-DROP FUNCTION public.fs_try(text);
 DROP TABLE public.fs_req;
 DROP ROLE regress_fs_admin, regress_fs_alice, regress_fs_bob, regress_fs_viewer, regress_fs_nobody;

@@ -6,18 +6,6 @@ CREATE EXTENSION fairshare;
 RESET client_min_messages;
 \set SHOW_CONTEXT never
 
-CREATE FUNCTION pg_temp.try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	state text; msg text; hint text;
-BEGIN
-	EXECUTE stmt;
-	RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
-	RETURN state || ': ' || msg || CASE WHEN hint <> '' THEN E'\n    HINT: ' || hint ELSE '' END;
-END
-$$;
-
 -- A SageMaker CreateTrainingJob body, with ResourceConfig replaced by rc.
 CREATE FUNCTION pg_temp.req(rc jsonb DEFAULT '{"InstanceType": "ml.p4d.24xlarge", "InstanceCount": 15, "VolumeSizeInGB": 100}')
 RETURNS jsonb LANGUAGE sql AS $$
@@ -121,7 +109,7 @@ INSERT INTO bad_job (what, stmt) VALUES
 
 CREATE TEMP TABLE before AS SELECT count(*) AS n FROM fairshare.jobs;
 \pset format unaligned
-SELECT n, what, pg_temp.try(stmt) AS result, (SELECT count(*) FROM fairshare.jobs) = (SELECT n FROM before) AS nothing_written
+SELECT n, what, public.regress_try_hint(stmt) AS result, (SELECT count(*) FROM fairshare.jobs) = (SELECT n FROM before) AS nothing_written
   FROM bad_job ORDER BY n;
 \pset format aligned
 SELECT count(*) AS jobs, (SELECT count(*) FROM fairshare.job_attempts) AS attempts,

@@ -9,18 +9,6 @@ DROP ROLE IF EXISTS regress_obs_viewer, regress_obs_admin, regress_obs_submitter
 RESET client_min_messages;
 \set SHOW_CONTEXT never
 
-CREATE FUNCTION pg_temp.try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	state text; msg text;
-BEGIN
-	EXECUTE stmt;
-	RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-	RETURN state || ': ' || msg;
-END
-$$;
-
 -- Submit a job and make it RUNNABLE, as the first pass would.
 CREATE FUNCTION pg_temp.submit(queue text, name text, n integer, itype text,
 							   quota text DEFAULT NULL, share text DEFAULT NULL,
@@ -223,7 +211,7 @@ SELECT job_queue, share, scheduling_priority, jobs_placed, wait_p50_seconds, wai
 SELECT job_queue, share, jobs_placed, wait_max_seconds, attempts_finished, run_max_seconds
   FROM fairshare.job_time_stats((SELECT t FROM base), (SELECT t FROM base) + interval '1 hour')
  WHERE job_queue = 'fifo' OR share = 'MIDPRI' ORDER BY 1, 2;
-SELECT pg_temp.try($$SELECT * FROM fairshare.job_time_stats('2026-01-02 00:00Z', '2026-01-01 00:00Z')$$);
+SELECT public.regress_try($$SELECT * FROM fairshare.job_time_stats('2026-01-02 00:00Z', '2026-01-01 00:00Z')$$);
 
 SELECT f.hour - b.t AS hour, job_queue, failed_jobs, failed_attempts, preemptions, capacity_failures, stopped_attempts
   FROM fairshare.failures_by_hour f, base b ORDER BY 1, 2;
@@ -274,31 +262,19 @@ RESET enable_seqscan;
 CREATE ROLE regress_obs_viewer LOGIN IN ROLE fairshare_viewer;
 CREATE ROLE regress_obs_admin LOGIN IN ROLE fairshare_admin;
 CREATE ROLE regress_obs_submitter LOGIN IN ROLE fairshare_submitter;
-CREATE FUNCTION public.fs_obs_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	state text; msg text;
-BEGIN
-	EXECUTE stmt;
-	RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-	RETURN state || ': ' || msg;
-END
-$$;
 \c - regress_obs_viewer
-SELECT v, public.fs_obs_try('SELECT * FROM fairshare.' || v) AS result
+SELECT v, public.regress_try('SELECT * FROM fairshare.' || v) AS result
   FROM unnest(ARRAY['environment_utilization', 'queue_status', 'quota_share_status', 'fair_share_status',
 					'job_time_stats', 'failures_by_hour', 'throughput_by_hour', 'recent_failures',
 					'job_time_stats(now() - interval ''7 days'')', 'utilization_history', 'active_alerts',
 					'jobs', 'job_attempts', 'job_events', '_waiting_jobs']) v;
 SELECT sum(in_use) AS instances_in_use FROM fairshare.environment_utilization;
 \c - regress_obs_admin
-SELECT v, public.fs_obs_try('SELECT * FROM fairshare.' || v) AS result
+SELECT v, public.regress_try('SELECT * FROM fairshare.' || v) AS result
   FROM unnest(ARRAY['environment_utilization', 'quota_share_status', 'job_time_stats']) v;
 \c - regress_obs_submitter
-SELECT v, public.fs_obs_try('SELECT * FROM fairshare.' || v) AS result
+SELECT v, public.regress_try('SELECT * FROM fairshare.' || v) AS result
   FROM unnest(ARRAY['environment_utilization', 'quota_share_status', 'job_time_stats',
 					'job_time_stats(now() - interval ''7 days'')']) v;
 \c - postgres
-DROP FUNCTION public.fs_obs_try(text);
 DROP ROLE regress_obs_viewer, regress_obs_admin, regress_obs_submitter;
