@@ -5,7 +5,8 @@
  * instances (NUM_INSTANCES 1000, two instance types of 600 each) and times
  * fs_schedule() on them, for each policy (100 FIFO queues; one fair-share
  * queue of 100 share identifiers; one quota-share queue of 100 quota shares
- * of 10 instances, LEND_AND_BORROW) and each size of what is loaded:
+ * of 10 instances, LEND_AND_BORROW -- and, up to 10k loaded, the same with
+ * every share RESERVE) and each size of what is loaded:
  *
  *	 head	100 shares x a head of 64 jobs = 6,400: what the SQL wrapper loads
  *	 10k, 100k, 1M loaded jobs, for comparison (the wrapper never loads these)
@@ -100,7 +101,7 @@ typedef struct Bench
 } Bench;
 
 static void
-build(Bench *b, FsPolicyKind policy, int loaded, bool steady)
+build(Bench *b, FsPolicyKind policy, FsStrategy strategy, int loaded, bool steady)
 {
 	int			per_share = loaded / N_SHARES;
 	int			i,
@@ -161,7 +162,7 @@ build(Bench *b, FsPolicyKind policy, int loaded, bool steady)
 		{
 			sh->n_limits = 1;
 			sh->limits = &b->share_limits[s];
-			sh->strategy = FS_STRATEGY_LEND_AND_BORROW;
+			sh->strategy = strategy;
 			sh->borrow_limit = -1;
 			sh->in_share_preemption = true;
 		}
@@ -226,6 +227,7 @@ build_quota_strategy(Bench *b, FsStrategy strategy)
 				s;
 	FsTime		now = FS_SECONDS(1000000);
 
+	rng = 88172645463325252ULL; /* the same input whatever ran before */
 	memset(b, 0, sizeof(*b));
 	b->type_names[0] = "ml.p4d.24xlarge";
 	b->types[0][0] = 0;
@@ -364,11 +366,14 @@ main(int argc, char **argv)
 	static const struct
 	{
 		FsPolicyKind policy;
+		FsStrategy	strategy;	/* of quota shares */
 		const char *name;
+		int			max_loaded;
 	}			policies[] = {
-		{FS_POLICY_FAIR_SHARE, "FAIR_SHARE"},
-		{FS_POLICY_QUOTA_SHARE, "QUOTA_SHARE"},
-		{FS_POLICY_FIFO, "FIFO"},
+		{FS_POLICY_FAIR_SHARE, FS_STRATEGY_LEND_AND_BORROW, "FAIR_SHARE", 1000000},
+		{FS_POLICY_QUOTA_SHARE, FS_STRATEGY_LEND_AND_BORROW, "QUOTA_SHARE", 1000000},
+		{FS_POLICY_FIFO, FS_STRATEGY_LEND_AND_BORROW, "FIFO", 1000000},
+		{FS_POLICY_QUOTA_SHARE, FS_STRATEGY_RESERVE, "QUOTA_RESRV", 10000},
 	};
 	static const struct
 	{
@@ -388,14 +393,15 @@ main(int argc, char **argv)
 		   N_SHARES, CAPACITY);
 	printf("%-12s %-7s %9s %-7s %10s %7s %12s %12s\n", "policy", "size", "loaded", "state",
 		   "pass ms", "placed", "outcomes/s", "decisions/s");
-	for (p = 0; p < 3; p++)
+	for (p = 0; p < 4; p++)
 		for (s = 0; s < 4; s++)
 			for (steady = 0; steady < 2; steady++)
-				if (sizes[s].loaded <= max_loaded)
+				if (sizes[s].loaded <= max_loaded && sizes[s].loaded <= policies[p].max_loaded)
 				{
 					Bench		b;
 
-					build(&b, policies[p].policy, sizes[s].loaded, steady == 1);
+					build(&b, policies[p].policy, policies[p].strategy, sizes[s].loaded,
+						  steady == 1);
 					measure(&b, policies[p].name, sizes[s].label, sizes[s].loaded,
 							steady ? "steady" : "fill");
 					release(&b);
