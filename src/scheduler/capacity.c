@@ -242,8 +242,8 @@ fs_quota_add(FsPass *pass, int share, int type, int64_t held,
 }
 
 /*
- * A quota share places a job of its own (not a nominee's) on env: it holds
- * `count' more instances of `type'.
+ * A share places a job of its own (not a nominee's) on env: as a quota share
+ * it holds `count' more instances of `type'.
  *
  * If it is a RESERVE share, the job uses room kept for it, and that is taken
  * up in the room kept for this round at once.  Room then still only shrinks
@@ -269,6 +269,8 @@ quota_place(FsPass *pass, int share, int env, int type, int count)
 	int			u;
 
 	quota_change(pass, share, type, count, 0, 0, shrunk);
+	if (shrunk[0] == 0 && shrunk[1] == 0)
+		return;					/* no kept room used: not RESERVE, or no limit */
 	for (u = 0; u < 2; u++)
 	{
 		int			ui = (u == 0) ? 0 : FS_UNIT_INDEX(type);
