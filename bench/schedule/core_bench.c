@@ -5,7 +5,8 @@
  * instances (NUM_INSTANCES 1000, two instance types of 600 each) and times
  * fs_schedule() on them, for each policy (100 FIFO queues; one fair-share
  * queue of 100 share identifiers; one quota-share queue of 100 quota shares
- * of 10 instances, LEND_AND_BORROW) and each size of what is loaded:
+ * of 10 instances, LEND_AND_BORROW -- and, up to 10k loaded, the same with
+ * every share RESERVE) and each size of what is loaded:
  *
  *	 head	100 shares x a head of 64 jobs = 6,400: what the SQL wrapper loads
  *	 10k, 100k, 1M loaded jobs, for comparison (the wrapper never loads these)
@@ -19,6 +20,14 @@
  * "outcomes/s" counts one outcome per loaded job (a decision or a wait
  * reason: every loaded job gets one), "decisions/s" the decisions alone.
  * Wait reasons are collected, as the wrapper does for explain().
+ *
+ * Then the quota-share pass as measured inside the server, once with every
+ * share RESERVE and once LEND (the two should cost about the same):
+ * 100 quota shares of NUM_INSTANCES 10 on one environment of NUM_INSTANCES
+ * 1,000 (no type limits), nothing running, the head of 64 jobs per share
+ * that the wrapper loads, every job 1 instance, priorities 0-9 mixed, wait
+ * reasons off as in fairshare.schedule().  Every share gets its 10 best
+ * jobs: 1,000 placements.
  *
  * Usage: core_bench [max-loaded]   (default 1000000)
  * Not part of the test suite: numbers depend on the machine.
@@ -92,7 +101,7 @@ typedef struct Bench
 } Bench;
 
 static void
-build(Bench *b, FsPolicyKind policy, int loaded, bool steady)
+build(Bench *b, FsPolicyKind policy, FsStrategy strategy, int loaded, bool steady)
 {
 	int			per_share = loaded / N_SHARES;
 	int			i,
@@ -153,7 +162,7 @@ build(Bench *b, FsPolicyKind policy, int loaded, bool steady)
 		{
 			sh->n_limits = 1;
 			sh->limits = &b->share_limits[s];
-			sh->strategy = FS_STRATEGY_LEND_AND_BORROW;
+			sh->strategy = strategy;
 			sh->borrow_limit = -1;
 			sh->in_share_preemption = true;
 		}
@@ -209,6 +218,85 @@ build(Bench *b, FsPolicyKind policy, int loaded, bool steady)
 	b->in.running = b->running;
 }
 
+/* The server's quota-share pass (see the top): all shares of one strategy. */
+static void
+build_quota_strategy(Bench *b, FsStrategy strategy)
+{
+	int			per_share = 64;
+	int			i,
+				s;
+	FsTime		now = FS_SECONDS(1000000);
+
+	rng = 88172645463325252ULL; /* the same input whatever ran before */
+	memset(b, 0, sizeof(*b));
+	b->type_names[0] = "ml.p4d.24xlarge";
+	b->types[0][0] = 0;
+	b->env_limits[0].unit = FS_UNIT_NUM_INSTANCES;
+	b->env_limits[0].max_capacity = CAPACITY;
+	b->env.name = "BenchEnv";
+	b->env.enabled = true;
+	b->env.n_limits = 1;
+	b->env.limits = b->env_limits;
+
+	b->names = calloc(N_SHARES, sizeof(*b->names));
+	b->queues = calloc(1, sizeof(FsQueue));
+	b->shares = calloc(N_SHARES, sizeof(FsShare));
+	b->share_limits = calloc(N_SHARES, sizeof(FsLimit));
+	b->jobs = calloc((size_t) N_SHARES * per_share, sizeof(FsRunnableJob));
+	b->running = calloc(1, sizeof(FsRunningJob));
+
+	b->queues[0].name = "quota";
+	b->queues[0].priority = 1;
+	b->queues[0].policy = FS_POLICY_QUOTA_SHARE;
+	b->queues[0].n_environments = 1;
+	b->queues[0].environments = &b->env_index;
+	b->queues[0].idle_assignment = FS_IDLE_FIFO;
+	for (s = 0; s < N_SHARES; s++)
+	{
+		FsShare    *sh = &b->shares[s];
+
+		snprintf(b->names[s], sizeof(b->names[s]), "share%03d", s);
+		sh->name = b->names[s];
+		sh->queue = 0;
+		sh->weight = 1;
+		b->share_limits[s].unit = FS_UNIT_NUM_INSTANCES;
+		b->share_limits[s].max_capacity = CAPACITY / N_SHARES;
+		sh->n_limits = 1;
+		sh->limits = &b->share_limits[s];
+		sh->strategy = strategy;
+		sh->borrow_limit = -1;
+		sh->runnable = &b->jobs[s * per_share];
+		sh->n_runnable = per_share;
+		sh->more_runnable = true;	/* the wrapper loads a head of 64 */
+		for (i = 0; i < per_share; i++)
+		{
+			FsRunnableJob *j = &b->jobs[s * per_share + i];
+
+			j->job_id = (int64_t) s * per_share + i + 1;
+			j->priority = (int) (rnd() % 10);
+			j->runnable_at = now - FS_SECONDS(1 + rnd() % 7200);
+			j->instance_count = 1;
+			j->n_instance_types = 1;
+			j->instance_types = b->types[0];
+		}
+	}
+
+	b->in.now = now;
+	b->in.preemption_min_runtime = FS_SECONDS(300);
+	b->in.starvation_wait = FS_SECONDS(3600);
+	b->in.collect_wait_reasons = false;
+	b->in.n_instance_types = 1;
+	b->in.instance_type_names = b->type_names;
+	b->in.n_environments = 1;
+	b->in.environments = &b->env;
+	b->in.n_queues = 1;
+	b->in.queues = b->queues;
+	b->in.n_shares = N_SHARES;
+	b->in.shares = b->shares;
+	b->in.n_running = 0;
+	b->in.running = b->running;
+}
+
 static void
 release(Bench *b)
 {
@@ -229,11 +317,11 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Time fs_schedule() on a built input and print one line. */
 static void
-measure(FsPolicyKind policy, const char *policy_name, int loaded, const char *label, bool steady)
+measure(Bench *b, const char *policy_name, const char *label, int loaded, const char *state)
 {
 	FsAllocator alloc = {bench_alloc, bench_free, NULL};
-	Bench		b;
 	double		times[64];
 	int			runs = 0;
 	double		spent = 0;
@@ -243,8 +331,7 @@ measure(FsPolicyKind policy, const char *policy_name, int loaded, const char *la
 	double		t;
 	char		message[200];
 
-	build(&b, policy, loaded, steady);
-	if (!fs_check_input(&b.in, message, sizeof(message)))
+	if (!fs_check_input(&b->in, message, sizeof(message)))
 	{
 		fprintf(stderr, "bad bench input: %s\n", message);
 		exit(1);
@@ -255,7 +342,7 @@ measure(FsPolicyKind policy, const char *policy_name, int loaded, const char *la
 
 		if (r)
 			fs_result_free(r, &alloc);
-		r = fs_schedule(&b.in, &alloc);
+		r = fs_schedule(&b->in, &alloc);
 		times[runs] = seconds() - start;
 		spent += times[runs];
 		runs++;
@@ -266,11 +353,10 @@ measure(FsPolicyKind policy, const char *policy_name, int loaded, const char *la
 		if (r->decisions[i].kind == FS_DECISION_PLACE)
 			placed++;
 	printf("%-12s %-7s %9d %-7s %10.3f %7d %12.0f %12.0f\n", policy_name, label, loaded,
-		   steady ? "steady" : "fill", t * 1000.0, placed,
+		   state, t * 1000.0, placed,
 		   (r->n_decisions + r->n_wait_reasons) / t, r->n_decisions / t);
 	fflush(stdout);
 	fs_result_free(r, &alloc);
-	release(&b);
 }
 
 int
@@ -280,11 +366,14 @@ main(int argc, char **argv)
 	static const struct
 	{
 		FsPolicyKind policy;
+		FsStrategy	strategy;	/* of quota shares */
 		const char *name;
+		int			max_loaded;
 	}			policies[] = {
-		{FS_POLICY_FAIR_SHARE, "FAIR_SHARE"},
-		{FS_POLICY_QUOTA_SHARE, "QUOTA_SHARE"},
-		{FS_POLICY_FIFO, "FIFO"},
+		{FS_POLICY_FAIR_SHARE, FS_STRATEGY_LEND_AND_BORROW, "FAIR_SHARE", 1000000},
+		{FS_POLICY_QUOTA_SHARE, FS_STRATEGY_LEND_AND_BORROW, "QUOTA_SHARE", 1000000},
+		{FS_POLICY_FIFO, FS_STRATEGY_LEND_AND_BORROW, "FIFO", 1000000},
+		{FS_POLICY_QUOTA_SHARE, FS_STRATEGY_RESERVE, "QUOTA_RESRV", 10000},
 	};
 	static const struct
 	{
@@ -304,11 +393,29 @@ main(int argc, char **argv)
 		   N_SHARES, CAPACITY);
 	printf("%-12s %-7s %9s %-7s %10s %7s %12s %12s\n", "policy", "size", "loaded", "state",
 		   "pass ms", "placed", "outcomes/s", "decisions/s");
-	for (p = 0; p < 3; p++)
+	for (p = 0; p < 4; p++)
 		for (s = 0; s < 4; s++)
 			for (steady = 0; steady < 2; steady++)
-				if (sizes[s].loaded <= max_loaded)
-					measure(policies[p].policy, policies[p].name, sizes[s].loaded, sizes[s].label,
-							steady == 1);
+				if (sizes[s].loaded <= max_loaded && sizes[s].loaded <= policies[p].max_loaded)
+				{
+					Bench		b;
+
+					build(&b, policies[p].policy, policies[p].strategy, sizes[s].loaded,
+						  steady == 1);
+					measure(&b, policies[p].name, sizes[s].label, sizes[s].loaded,
+							steady ? "steady" : "fill");
+					release(&b);
+				}
+
+	printf("\nthe server's quota-share pass: 100 shares of 10 on 1,000, 1-instance jobs, "
+		   "wait reasons off\n");
+	for (p = 0; p < 2; p++)
+	{
+		Bench		b;
+
+		build_quota_strategy(&b, p == 0 ? FS_STRATEGY_RESERVE : FS_STRATEGY_LEND);
+		measure(&b, p == 0 ? "Q_RESERVE" : "Q_LEND", "head64", N_SHARES * 64, "fill");
+		release(&b);
+	}
 	return 0;
 }

@@ -129,7 +129,8 @@ typedef struct FsShareState
 	int64_t    *stopping;
 	int64_t    *nominated;		/* instances of its nominees */
 	int64_t    *stopped_now;	/* victims chosen in this pass (also in stopping) */
-	int64_t    *unused_kept;	/* RESERVE: its unused limits at the start of the round */
+	int64_t    *unused_kept;	/* RESERVE: its unused limits at the start of the
+								 * round, less what its own placements used since */
 	int		   *running;		/* indexes of its running jobs (in-share victims) */
 	int			n_running;
 
@@ -149,7 +150,8 @@ typedef struct FsQueueState
 	int		   *running;		/* indexes of running jobs of its shares */
 	int			n_running;
 	int64_t    *reserve_unused; /* quota: [n_units] unused limits of RESERVE shares */
-	int64_t    *reserve_kept;	/* ... as of the start of the round (see quota_share.c) */
+	int64_t    *reserve_kept;	/* ... kept for this round: their unused_kept summed
+								 * (capacity.c: fs_keep_reserve, quota_place) */
 	int64_t    *fair_reserved;	/* fair share: [n_environments of FsInput] */
 	int			starver;		/* nominee of its starvation nomination, or -1 */
 	int			first_starving; /* first failed head past starvation_wait, or -1 */
@@ -210,7 +212,10 @@ typedef struct FsPass
 	 */
 	bool		prefix_used_up;
 
-	/* times a RESERVE share's unused room shrank: room for others may have grown */
+	/*
+	 * Times a RESERVE share's unused room shrank while the room kept for the
+	 * round still counts it: room for others may grow in the next round.
+	 */
 	int64_t		reserve_shrunk;
 } FsPass;
 

@@ -269,6 +269,7 @@ take(FsVictimSearch *s, int r, bool undo)
 {
 	const FsRunningJob *run = run_of(s, r);
 	int64_t		c = undo ? -run->instance_count : run->instance_count;
+	int64_t		reserve_shrunk = s->pass->reserve_shrunk;
 	int			i;
 
 	for (i = 0; i < N_NEEDS; i++)
@@ -276,6 +277,18 @@ take(FsVictimSearch *s, int r, bool undo)
 			s->need[i] -= c;
 	s->pass->run_stopping[r] = !undo;
 	fs_quota_add(s->pass, run->share, run->instance_type, -c, c, 0);
+
+	/*
+	 * Putting a candidate back undoes what taking it did, within the same
+	 * search.  If taking it grew its RESERVE share's unused room, the room
+	 * kept for the round never counted that, so putting it back shrinks
+	 * nothing a new round of steps 2-3 could take up (quota_share.c).
+	 * Counted, every failed or trimmed search asked for another round, which
+	 * ran the same search again: the rounds ran to their bound, each over
+	 * every loaded job.
+	 */
+	if (undo)
+		s->pass->reserve_shrunk = reserve_shrunk;
 }
 
 static bool

@@ -16,9 +16,10 @@
  *	 3. borrowers, in idle_assignment order, from room nobody is nominated
  *		for and RESERVE shares do not keep;
  *	 4. in-share preemption for higher-priority jobs that still wait;
- *	 then steps 2 and 3 again while a RESERVE share's own placements freed
- *	 room kept for it (see the end of fs_quota_share_turn), so that no job
- *	 is left waiting that fits in free capacity.
+ *	 then steps 2 and 3 again while the room kept for RESERVE shares shrank
+ *	 in a way the round could not take up at once (see the end of
+ *	 fs_quota_share_turn), so that no job is left waiting that fits in free
+ *	 capacity.
  *
  * Guarantees are within the queue: the shares of one quota-share queue
  * lend to and reclaim from each other, not from other queues.
@@ -252,12 +253,16 @@ fs_quota_share_turn(FsPass *pass, int queue)
 	preempt_within_shares(pass, queue); /* step 4 */
 
 	/*
-	 * Work conservation: a RESERVE share placing its own jobs shrinks the
-	 * room kept for it -- perhaps in another environment -- so jobs passed
-	 * over for that room may fit now.  Steps 2 and 3 run again until a
-	 * round frees nothing more; each round only places, and each RESERVE
-	 * share's room can shrink only so often.  (Step 4's victims free nothing
-	 * within the pass: they count towards their share until the next.)
+	 * Work conservation: within a round the room kept for RESERVE shares is
+	 * frozen (fs_keep_reserve), but for a RESERVE share's placements of its
+	 * own, which use up its kept room at once (capacity.c: quota_place).
+	 * What else shrank it -- a RESERVE share's nomination, its placement on
+	 * an environment with no limit of the unit -- is still counted as kept,
+	 * so jobs passed over for that room may fit now.  Steps 2 and 3 run
+	 * again until a round leaves no such change; each round only places,
+	 * and such changes are few, so this rarely takes more than a round or
+	 * two.  The bound is a backstop.  (Step 4's victims free nothing within
+	 * the pass: they count towards their share until the next.)
 	 */
 	for (rounds = 0; rounds <= pass->queues[queue].n_shares &&
 		 pass->reserve_shrunk != reserve_shrunk; rounds++)

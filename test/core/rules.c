@@ -1293,6 +1293,122 @@ test_reserve_kept_across_environments(void)
 	sim_free(&sim);
 }
 
+/*
+ * Many RESERVE shares, each using its own kept room: one pass gives every
+ * share its guarantee, its best jobs first, and nothing more is needed.
+ * (When a share's own placements were taken up only a round later, every
+ * other share saw that room twice, kept and used; each round placed a few
+ * jobs and the rounds ran out long before the environment was full.)
+ */
+static void
+test_reserve_shares_fill_in_one_pass(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				i;
+	int			shares[40];
+	int			jobs[40][12];
+	int64_t		placed = 0;
+
+	sim_init(&sim);
+	t = sim_type(&sim, "ml.p4d.24xlarge");
+	env = sim_env(&sim, "P4Env");
+	sim_env_limit(&sim, env, FS_UNIT_NUM_INSTANCES, 200);
+	q = sim_queue(&sim, "quota", 1, FS_POLICY_QUOTA_SHARE);
+	sim_queue_env(&sim, q, env);
+	for (s = 0; s < 40; s++)
+	{
+		char		name[16];
+
+		snprintf(name, sizeof(name), "Team%02d", s);
+		shares[s] = sim_share(&sim, q, name);
+		sim_share_limit(&sim, shares[s], FS_UNIT_NUM_INSTANCES, 5);
+		sim.shares[shares[s]].strategy = FS_STRATEGY_RESERVE;
+		for (i = 0; i < 12; i++)
+			jobs[s][i] = sim_submit(&sim, shares[s], 1, (s * 7 + i * 3) % 10, t);
+	}
+	sim_pass(&sim);
+	for (s = 0; s < 40; s++)
+	{
+		int			lowest_placed = 10;
+		int			highest_waiting = -1;
+
+		CHECK_EQ(sim_held(&sim, shares[s]), 5);
+		for (i = 0; i < 12; i++)
+		{
+			int			prio = sim.jobs[jobs[s][i]].priority;
+
+			if (sim_decision(&sim, FS_DECISION_PLACE, ID(jobs[s][i])) != NULL)
+			{
+				placed++;
+				if (prio < lowest_placed)
+					lowest_placed = prio;
+			}
+			else if (prio > highest_waiting)
+				highest_waiting = prio;
+		}
+		CHECK(lowest_placed >= highest_waiting);	/* its best jobs */
+	}
+	CHECK_EQ(placed, 200);
+	CHECK_EQ(sim_env_used(&sim, env, FS_UNIT_NUM_INSTANCES), 200);
+	CHECK(!sim.result->more_jobs_needed);
+	sim_free(&sim);
+}
+
+/*
+ * Room a RESERVE share has just used itself is no longer kept from others
+ * in the same round: a LEND share's job within its guarantee fits in the
+ * free capacity next to it and comes before a borrower.  (Counted as still
+ * kept, it left the guaranteed job waiting, gave the room to the borrower,
+ * and the next pass preempted the borrower for it.)
+ */
+static void
+test_own_reserve_use_frees_no_room_twice(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				reserve,
+				lend,
+				borrower,
+				a,
+				g,
+				b;
+
+	sim_init(&sim);
+	t = sim_type(&sim, "ml.p4d.24xlarge");
+	env = sim_env(&sim, "P4Env");
+	sim_env_limit(&sim, env, FS_UNIT_NUM_INSTANCES, 8);
+	q = sim_queue(&sim, "quota", 1, FS_POLICY_QUOTA_SHARE);
+	sim_queue_env(&sim, q, env);
+	reserve = sim_share(&sim, q, "Reserve");
+	sim_share_limit(&sim, reserve, FS_UNIT_NUM_INSTANCES, 2);
+	sim.shares[reserve].strategy = FS_STRATEGY_RESERVE;
+	lend = sim_share(&sim, q, "Lend");
+	sim_share_limit(&sim, lend, FS_UNIT_NUM_INSTANCES, 5);
+	sim.shares[lend].strategy = FS_STRATEGY_LEND;
+	borrower = sim_share(&sim, q, "Borrower");
+	sim_share_limit(&sim, borrower, FS_UNIT_NUM_INSTANCES, 0);
+	b = sim_submit(&sim, borrower, 3, 1, t);	/* waited longest */
+	sim_advance(&sim, FS_SECONDS(1));
+	a = sim_submit(&sim, reserve, 2, 9, t);
+	g = sim_submit(&sim, lend, 5, 5, t);
+	sim_pass(&sim);
+	/* 2 for Reserve's own job, then 6 free: 5 for Lend's guarantee, 1 left */
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(a)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(g)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(b)) == NULL);
+	CHECK_CONTAINS(sim_wait_text(&sim, ID(b)), "needs 3, 1 free");
+	sim_advance(&sim, FS_SECONDS(60));
+	sim_pass(&sim);
+	CHECK_EQ(sim_count(&sim, FS_DECISION_PREEMPT), 0);
+	sim_free(&sim);
+}
+
 static void
 test_nomination_dropped_when_limit_lowered(void)
 {
@@ -1480,6 +1596,8 @@ const TestCase rule_tests[] = {
 	{"same_moment_placement_is_no_victim", test_same_moment_placement_is_no_victim},
 	{"victims_count_until_next_pass", test_victims_count_until_next_pass},
 	{"reserve_kept_across_environments", test_reserve_kept_across_environments},
+	{"reserve_shares_fill_in_one_pass", test_reserve_shares_fill_in_one_pass},
+	{"own_reserve_use_frees_no_room_twice", test_own_reserve_use_frees_no_room_twice},
 	{"nomination_dropped_when_limit_lowered", test_nomination_dropped_when_limit_lowered},
 	{"running_job_without_share", test_running_job_without_share},
 	{"sentences", test_sentences},
