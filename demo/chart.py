@@ -41,7 +41,7 @@ def fmt(v):
 
 
 def read(path):
-	capacity, limits, held, markers = {}, {}, OrderedDict(), []
+	capacity, limits, held, markers, placed = {}, {}, OrderedDict(), [], []
 	times = []
 	with open(path, newline="", encoding="utf-8") as f:
 		for r in csv.DictReader(f):
@@ -57,7 +57,9 @@ def read(path):
 				held.setdefault(env, OrderedDict()).setdefault((r["queue"], r["share"]), {})[t] = float(r["value"])
 			elif kind == "marker":
 				markers.append((float(r["t"]), env, r["label"]))
-	return capacity, limits, held, markers, sorted(set(times))
+			elif kind == "placed":
+				placed.append((float(r["t"]), env, r["share"], r["label"]))
+	return capacity, limits, held, markers, placed, sorted(set(times))
 
 
 def env_capacity(units):
@@ -69,7 +71,7 @@ def env_capacity(units):
 
 
 def chart(path_in, path_out):
-	capacity, limits, held, markers, times = read(path_in)
+	capacity, limits, held, markers, placed, times = read(path_in)
 	if not times:
 		raise SystemExit("no samples in " + path_in)
 	# Panels in the order the environments were first used.
@@ -80,14 +82,16 @@ def chart(path_in, path_out):
 	t_max = max(times[-1], 1.0)
 	plot_w = WIDTH - LEFT - RIGHT
 	heights = {e: 300 if env_capacity(capacity.get(e, {"": 0})) >= 20 else 130 for e in envs}
-	top = 96
+	top = 108
 	total_h = top + sum(heights[e] + PANEL_GAP for e in envs) + 10
 	svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{total_h}" '
 		   f'viewBox="0 0 {WIDTH} {total_h}" font-family="Helvetica, Arial, sans-serif" font-size="12">',
 		   f'<rect width="{WIDTH}" height="{total_h}" fill="white"/>',
 		   f'<text x="{LEFT}" y="28" font-size="18" font-weight="bold">fairshare demo: instances held per share over time</text>',
-		   f'<text x="{LEFT}" y="48" fill="#555">SCHEDULED, STARTING or RUNNING jobs (also while stopping), sampled every '
-		   f'poll of the demo; {len(times)} samples over {fmt(round(t_max))} s</text>']
+		   f'<text x="{LEFT}" y="48" fill="#555">Instances of SCHEDULED, STARTING or RUNNING jobs (also while stopping), '
+		   f'sampled at every poll of the demo: {len(times)} samples over {fmt(round(t_max))} s.</text>',
+		   f'<text x="{LEFT}" y="64" fill="#555">Red lines: preemption decisions. Small pools name each job where it '
+		   f'was placed.</text>']
 	colour_of = {}
 	x_step = nice_step(t_max, 10)
 
@@ -166,6 +170,14 @@ def chart(path_in, path_out):
 			lane += 1
 			svg.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{y0}" y2="{y0 + h}" stroke="#c00" stroke-width="1.2"/>')
 			svg.append(f'<text x="{x(t) + 4:.1f}" y="{ly:.1f}" fill="#b00" font-size="11" {HALO}>{escape(label)}</text>')
+		# In a small environment, which job each placement was (the order
+		# is the point there): a tick on the time axis and the job's name.
+		mine = [p for p in placed if p[1] == env]
+		if h < 200 and len(mine) <= 12:
+			for k, (t, _, share, name) in enumerate(mine):
+				ly = y0 + h - 6 - 13 * (k % 3)
+				svg.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{y0 + h}" y2="{y0 + h + 5}" stroke="black"/>')
+				svg.append(f'<text x="{x(t) + 3:.1f}" y="{ly:.1f}" font-size="11" {HALO}>{escape(name)}</text>')
 		# axes
 		svg.append(f'<line x1="{LEFT}" x2="{LEFT}" y1="{y0}" y2="{y0 + h}" stroke="black"/>')
 		svg.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y0 + h}" y2="{y0 + h}" stroke="black"/>')

@@ -106,41 +106,15 @@ timeout --foreground -s INT 600 "$FS_PYTHON" "$top/demo/story.py" --emulator-por
 if [ -s "$out/shares.csv" ]; then
 	"$FS_PYTHON" "$top/demo/chart.py" "$out/shares.csv" "$out/shares.svg" || rc=1
 fi
+if [ "$rc" = 130 ]; then
+	echo "interrupted; cleaning up (the timeline so far is in $out/timeline.txt)" >&2
+	exit 130
+fi
 [ "$rc" = 0 ] || fail "the story stopped early (exit $rc); the timeline so far is in $out/timeline.txt"
 
 echo
 step "The chart of instances held per share over time: $out/shares.svg"
 printf '   (its data: %s/shares.csv; the timeline as plain text: %s/timeline.txt)\n' "$out" "$out"
 echo
-step "Running the same setup on real SageMaker"
-cat <<EOF
-   The tables, the INSERTs and the dispatcher stay the same; only where it
-   sends requests, whose credentials it signs with, and the requests change.
-   1. Settings (postgresql.conf; all reload with SELECT pg_reload_conf()):
-        shared_preload_libraries = 'pg_cron,fairshare'
-        fairshare.database = '<the database with CREATE EXTENSION fairshare>'
-        fairshare.endpoint_url = ''   # empty: AWS_ENDPOINT_URL_SAGEMAKER if set,
-                                      # else https://api.sagemaker.<region>.amazonaws.com
-        fairshare.region = 'us-east-1'   # or AWS_REGION / AWS_DEFAULT_REGION
-      Leave service_environments.endpoint_url and .region NULL (or set them
-      per environment), and do not set AWS_ENDPOINT_URL_SAGEMAKER.  Check with
-        SELECT fairshare.sagemaker_endpoint();
-   2. Credentials for the server's process (first found wins): AWS_ACCESS_KEY_ID /
-      AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN in the postmaster's environment
-      (on Debian: /etc/postgresql/15/main/environment), the shared credentials
-      file (~postgres/.aws/credentials, or AWS_SHARED_CREDENTIALS_FILE,
-      AWS_PROFILE), ECS/EKS container credentials, or the EC2 instance
-      profile (IMDSv2).  Environment changes need a restart.  Check with
-        SELECT fairshare.aws_credentials_info();   -- source, masked key id, expiry
-      The identity needs sagemaker:CreateTrainingJob, DescribeTrainingJob,
-      StopTrainingJob, ListTrainingJobs and AddTags (fairshare tags each job),
-      and iam:PassRole on the jobs' RoleArn.
-   3. Requests: a real SageMaker execution role as RoleArn, a training image
-      in your region (AlgorithmSpecification.TrainingImage), your S3 paths
-      (OutputDataConfig.S3OutputPath, InputDataConfig), and no emulator_*
-      hyperparameters.  Keep capacity_limits within your account's
-      service quotas (ml.p4d.24xlarge for training job usage), or SageMaker
-      answers ResourceLimitExceeded and the job waits RUNNABLE with that reason.
-   4. The demo shortened fairshare.preemption_min_runtime to 0 and
-      fairshare.poll_interval to 200ms; the defaults (5min, 5s) suit real jobs.
-EOF
+step "Running the same setup on real SageMaker (from demo/README.md)"
+awk '/^## On real SageMaker/ { on = 1; next } /^## / { on = 0 } on' "$top/demo/README.md" | sed 's/^./   &/'

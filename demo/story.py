@@ -32,6 +32,7 @@ import os
 import re
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -143,8 +144,8 @@ class Db:
 		return "\n".join(lines)
 
 	def rows(self, sql):
-		text = self.value("SELECT translate(coalesce(json_agg(t), '[]')::text, E'\\n', ' ') FROM (\n"
-						  + sql + "\n) t")
+		text = self.value("SELECT translate(coalesce(json_agg(demo_row), '[]')::text, E'\\n', ' ') FROM (\n"
+						  + sql + "\n) demo_row")
 		return json.loads(text)
 
 	def one(self, sql):
@@ -194,6 +195,10 @@ class Story:
 	def rel(self, epoch):
 		return f"+{epoch - self.t0:6.1f}s"
 
+	def at(self, epoch):
+		"""The same, short, inside a sentence."""
+		return f"+{epoch - self.t0:.1f}s"
+
 	def now(self):
 		return self.rel(time.time())
 
@@ -213,8 +218,8 @@ class Story:
 			self.out.line(" " * 11 + more)
 
 	def event_line(self, t, who, verb, verb_style, reason=""):
-		head = f"{self.rel(t)}  {who:<30} "
-		parts = [("dim", self.rel(t)), "  ", ("", f"{who:<30} "), (verb_style, f"{verb:<10}")]
+		head = f"{self.rel(t)}  {who:<28} "
+		parts = [("dim", self.rel(t)), "  ", ("", f"{who:<28} "), (verb_style, f"{verb:<10}")]
 		if reason:
 			first, *rest = self.out.wrap(reason, len(head) + 11, len(head) + 11)
 			parts += [" ", ("", first)]
@@ -300,7 +305,7 @@ class Story:
 			self.event_line(t, self.who(e), "succeeded", "blue", f"SageMaker: {e['training_job_name']} Completed")
 		elif new == "RUNNABLE" and old in ("SCHEDULED", "STARTING", "RUNNING"):
 			self.event_line(t, self.who(e), "requeued", "red bold",
-							f"{reason}; back to RUNNABLE with its runnable_at ({self.rel(e['runnable_at']).strip()}) kept")
+							f"{reason}; back to RUNNABLE, runnable_at kept at {self.at(e['runnable_at'])}")
 		elif new == "FAILED":
 			self.event_line(t, self.who(e), "FAILED", "red bold", reason)
 		else:
@@ -367,6 +372,12 @@ class Story:
 		while time.monotonic() < end:
 			self.tick()
 			time.sleep(POLL)
+
+	@staticmethod
+	def states(queue):
+		"""The jobs of a queue and their states, for a failure message (SQL)."""
+		return (f"SELECT string_agg(job_name || ':' || status, ' ' ORDER BY job_id) FROM fairshare.jobs"
+				f" WHERE job_queue = {lit(queue)}")
 
 	def held(self, queue):
 		"""Instances each share of a queue holds, e.g. 'ProdExp1=75 ProdExp2=25' (SQL)."""
@@ -488,12 +499,12 @@ class Story:
 			self.out.line(ind, ("yellow", "its share "), " " + ordered(s, ("held", "limit", "weight", "usage")))
 		n = x.get("nomination")
 		if n:
-			n = dict(n, since=self.rel(self.epoch(n["since"])).strip()) if "since" in n else n
+			n = dict(n, since=self.at(self.epoch(n["since"]))) if "since" in n else n
 			self.out.line(ind, ("yellow", "nominated "), " " + ordered(n, (
 				"kind", "service_environment", "instance_type", "since")))
 		for e in x.get("recent_events") or []:
 			self.out.line(ind, ("yellow", "history   "),
-						  f" {self.rel(self.epoch(e['at']))}  {e.get('from')} -> {e['to']}"
+						  f" {self.at(self.epoch(e['at']))}  {e.get('from')} -> {e['to']}"
 						  + (f": {e['reason']}" if e.get("reason") else ""))
 
 	def epoch(self, ts):
@@ -519,6 +530,11 @@ class Story:
 								held.get((s["env"], s["queue"], s["share"]), 0), ""])
 			for t, env, queue, share, n, label in self.markers:
 				w.writerow(["marker", f"{t - self.t0:.2f}", env, queue, share, n, label])
+			for a in self.db.rows("SELECT extract(epoch FROM a.created_at) AS t, a.service_environment, a.job_queue,"
+								  " a.share, a.instance_count, j.job_name FROM fairshare.job_attempts a"
+								  " JOIN fairshare.jobs j USING (job_id) ORDER BY a.created_at, a.job_id"):
+				w.writerow(["placed", f"{a['t'] - self.t0:.2f}", a["service_environment"], a["job_queue"],
+							a["share"] or a["job_queue"], a["instance_count"], a["job_name"]])
 		return path
 
 
@@ -555,13 +571,15 @@ def tell(st):
 			 "  'fairshare.preemption_min_runtime', 'fairshare.starvation_seconds', 'fairshare.database') ORDER BY name")
 	st.note(f"the SageMaker emulator runs with --time-scale {scale}: one minute of a job's timeline "
 			f"(its emulator_*_seconds hyperparameters) passes in {60 * scale:g} s")
+	st.note("timeline lines: seconds since the start, share, job_name#job_id (instances), what happened, and why: "
+			"the reason the dispatcher wrote (fairshare.job_events.reason, jobs.stop_reason, jobs.status_reason)")
 
 	# 1. borrow ---------------------------------------------------------------
 	st.section("1. ProdExp2 runs 25 instances; ProdExp1 borrows the 15 ProdExp2 does not use",
 			   "ProdExp2's guarantee is 40 (LEND), ProdExp1's is 60 (LEND_AND_BORROW); the environment has 100.")
 	st.submit("p4-quota", [(f"pe2-train-{i}", "ProdExp2", 50, P4, 5, hyper(75)) for i in range(1, 6)],
 			  "5 jobs of 5 instances, 75 min of training each")
-	st.wait("ProdExp2 running 25 instances", f"{st.held('p4-quota')} = 'ProdExp2=25'", show=st.held("p4-quota"))
+	st.wait("ProdExp2 running 25 instances", f"{st.held('p4-quota')} = 'ProdExp2=25'", show=st.states("p4-quota"))
 	st.sagemaker_view(st.db.value("SELECT training_job_name FROM fairshare.jobs ORDER BY job_id LIMIT 1"))
 	pe1 = st.submit("p4-quota", [("pe1-a", "ProdExp1", 80, P4, 15, hyper(120)),
 								 ("pe1-b", "ProdExp1", 50, P4, 15, hyper(110)),
@@ -571,7 +589,7 @@ def tell(st):
 								 ("pe1-f", "ProdExp1", 10, P4, 15, hyper(50))],
 					"a backlog of 6 x 15 = 90 instances")
 	st.wait("ProdExp1 running 75 instances", f"{st.held('p4-quota')} = 'ProdExp1=75 ProdExp2=25'",
-			show=st.held("p4-quota"))
+			show=st.states("p4-quota"))
 	st.snapshot("p4-quota")
 	st.quota_shares()
 
@@ -583,13 +601,14 @@ def tell(st):
 					 "3 jobs of 5 instances")
 	st.wait("a nomination for ProdExp2's new job",
 			f"EXISTS (SELECT 1 FROM fairshare.jobs WHERE job_queue = 'p4-quota' AND (nomination_kind IS NOT NULL"
-			f" OR status IN {HELD} AND job_id IN ({', '.join(map(str, late.values()))})))", timeout=20)
+			f" OR status IN {HELD} AND job_id IN ({', '.join(map(str, late.values()))})))", timeout=20,
+			show=st.states("p4-quota"))
 	nominated = st.db.value("SELECT job_id FROM fairshare.jobs WHERE status = 'RUNNABLE' AND nomination_kind IS NOT NULL"
 							" ORDER BY job_id LIMIT 1")
 	if nominated:
 		st.explain(int(nominated))
 	st.wait("ProdExp2 reaching 40 and ProdExp1 back to 60", f"{st.held('p4-quota')} = 'ProdExp1=60 ProdExp2=40'",
-			show=st.held("p4-quota"))
+			show=st.states("p4-quota"))
 	stats = st.emulator("GET", "/_emulator/stats?jobs=0")
 	st.note(f"emulator counters: CreateTrainingJob {stats['calls'].get('CreateTrainingJob', 0)}, "
 			f"StopTrainingJob {stats['calls'].get('StopTrainingJob', 0)}, "
@@ -603,7 +622,7 @@ def tell(st):
 			   "ProdExp1's lowest-priority job (then the most recently started).")
 	urgent = st.submit("p4-quota", [("pe1-urgent", "ProdExp1", 90, P4, 15, hyper(60))])
 	st.wait("the urgent job running", f"SELECT status = 'RUNNING' FROM fairshare.jobs WHERE job_id = {urgent['pe1-urgent']}",
-			show=st.held("p4-quota"))
+			show=st.states("p4-quota"))
 	st.snapshot("p4-quota")
 	last = st.db.value("SELECT job_id FROM fairshare.queue_snapshot('p4-quota') ORDER BY position DESC LIMIT 1")
 	if last:
@@ -615,14 +634,15 @@ def tell(st):
 			   "Each pass serves the share with the lowest (usage + job) x weight.  The pool is busy;",
 			   "a LOWPRI job and a MIDPRI job wait (LOWPRI submitted first), then a HIGHPRI job comes later.")
 	st.submit("research", [("hp-warmup", "HIGHPRI", 0, G5, 4, hyper(12))])
-	st.wait("hp-warmup running", "SELECT status = 'RUNNING' FROM fairshare.jobs WHERE job_name = 'hp-warmup'")
+	st.wait("hp-warmup running", "SELECT status = 'RUNNING' FROM fairshare.jobs WHERE job_name = 'hp-warmup'",
+			show=st.states("research"))
 	fs = st.submit("research", [("lp-sweep", "LOWPRI", 0, G5, 4, hyper(8)),
 								("mp-eval", "MIDPRI", 0, G5, 4, hyper(10))])
 	st.pause(0.5)
 	st.snapshot("research")
 	st.fair_shares()
 	st.wait("MIDPRI's job running first", "SELECT status = 'RUNNING' FROM fairshare.jobs WHERE job_name = 'mp-eval'",
-			show="SELECT string_agg(job_name || ':' || status, ' ') FROM fairshare.jobs WHERE job_queue = 'research'")
+			show=st.states("research"))
 	st.submit("research", [("hp-ablation", "HIGHPRI", 0, G5, 4, hyper(8))], "HIGHPRI submits later than LOWPRI")
 	st.pause(0.5)
 	st.snapshot("research")
@@ -636,12 +656,12 @@ def tell(st):
 	st.snapshot("cpu-fifo")
 	st.wait("HIGHPRI's later job running before LOWPRI's",
 			"SELECT status = 'RUNNING' FROM fairshare.jobs WHERE job_name = 'hp-ablation'",
-			show="SELECT string_agg(job_name || ':' || status, ' ') FROM fairshare.jobs WHERE job_queue = 'research'")
+			show=st.states("research"))
 	lp = st.db.value("SELECT status FROM fairshare.jobs WHERE job_name = 'lp-sweep'")
 	if lp != "RUNNABLE":
 		raise DemoError(f"lp-sweep is {lp}, expected it still RUNNABLE while HIGHPRI's job runs")
 	st.wait("every CPU job finished", "SELECT bool_and(status = 'SUCCEEDED') FROM fairshare.jobs WHERE job_queue = 'cpu-fifo'",
-			timeout=60, show="SELECT string_agg(job_name || ':' || status, ' ') FROM fairshare.jobs WHERE job_queue = 'cpu-fifo'")
+			timeout=60, show=st.states("cpu-fifo"))
 	order = st.db.value("SELECT string_agg(job_name, ' ' ORDER BY scheduled_at, job_id) FROM fairshare.jobs"
 						" WHERE job_queue = 'cpu-fifo'")
 	st.note(f"CPU jobs in the order they were placed (jobs.scheduled_at): {order}")
@@ -650,7 +670,7 @@ def tell(st):
 	st.section("6. Nothing more is submitted: the backlog drains as training jobs finish",
 			   "When ProdExp2's jobs end, ProdExp1 borrows the idle capacity again.")
 	st.wait("ProdExp1 borrowing again", "SELECT held > share_limit FROM fairshare.quota_share_status WHERE quota_share = 'ProdExp1'",
-			timeout=90, show=st.held("p4-quota"))
+			timeout=90, show=st.states("p4-quota"))
 	st.quota_shares()
 	st.utilisation()
 	st.wait("every job finished", "SELECT bool_and(status IN ('SUCCEEDED', 'FAILED')) FROM fairshare.jobs", timeout=150,
@@ -697,9 +717,15 @@ def main():
 	except DemoError as e:
 		print(f"\ndemo failed: {e}", file=sys.stderr)
 		if st:
-			st.write_samples()
+			try:
+				st.write_samples()	# the chart of what did happen
+			except DemoError:
+				pass
 		return 1
 	except KeyboardInterrupt:
+		# Ctrl-C reaches us twice (from the terminal and through timeout);
+		# leave quietly, run.sh cleans up.
+		signal.signal(signal.SIGINT, signal.SIG_IGN)
 		return 130
 	finally:
 		if st:
