@@ -414,8 +414,12 @@ class Story:
 			   "RETURNING job_id, job_name)\n"
 			   "SELECT translate(json_agg(ins ORDER BY job_id)::text, E'\\n', ' ') FROM ins")
 		ids = json.loads(self.db.value(sql))
-		self.out.line(("dim", self.now()), "  ", ("bold", f"INSERT INTO fairshare.jobs ({cols}) VALUES"),
-					  ("dim", f"  -- {note}" if note else ""))
+		insert = ("bold", f"INSERT INTO fairshare.jobs ({cols}) VALUES")
+		if note:
+			self.out.line(("dim", self.now()), "  ", ("dim", f"-- {note}"))
+			self.out.line(" " * 11, insert)
+		else:
+			self.out.line(("dim", self.now()), "  ", insert)
 		by_name = {i["job_name"]: i["job_id"] for i in ids}
 		for k, (name, share, prio, itype, count, hy) in enumerate(jobs):
 			self.out.line(" " * 11, ("bold", f"  ({lit(name)}, {lit(queue)}, " + (f"{lit(share)}, " if col else "")
@@ -442,12 +446,22 @@ class Story:
 		width = {c: max(len(c), *(len(cell(r[c])) for r in rows)) for c in cols}
 		numeric = {c: all(isinstance(r[c], (int, float)) or r[c] is None for r in rows) for c in cols}
 
-		def fmt(values, style=""):
+		def fmt(values):
 			parts = [(cell(v).rjust(width[c]) if numeric[c] else cell(v).ljust(width[c])) for c, v in values]
 			return " " * 11 + "  ".join(parts).rstrip()
 		self.out.line(("dim", fmt([(c, c) for c in cols])))
+		# On a terminal, a long text in the last column (a pending reason)
+		# folds under itself instead of running past the edge.
+		last_at = 11 + sum(width[c] + 2 for c in cols[:-1])
 		for r in rows:
-			self.out.line(fmt([(c, r[c]) for c in cols]))
+			text = fmt([(c, r[c]) for c in cols])
+			if self.out.width and len(text) > self.out.width and not numeric[cols[-1]]:
+				first, *rest = self.out.wrap(cell(r[cols[-1]]), last_at, last_at)
+				self.out.line(text[:last_at] + first)
+				for more in rest:
+					self.out.line(" " * last_at + more)
+			else:
+				self.out.line(text)
 		return rows
 
 	def snapshot(self, queue):
@@ -607,6 +621,7 @@ def tell(st):
 							" ORDER BY job_id LIMIT 1")
 	if nominated:
 		st.explain(int(nominated))
+		st.utilisation(["p4-reservation"])		# while the victim stops: stopping, nominated
 	st.wait("ProdExp2 reaching 40 and ProdExp1 back to 60", f"{st.held('p4-quota')} = 'ProdExp1=60 ProdExp2=40'",
 			show=st.states("p4-quota"))
 	stats = st.emulator("GET", "/_emulator/stats?jobs=0")
