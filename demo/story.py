@@ -29,7 +29,6 @@ import argparse
 import csv
 import json
 import os
-import re
 import select
 import shutil
 import signal
@@ -201,9 +200,6 @@ class Story:
 
 	def now(self):
 		return self.rel(time.time())
-
-	def say(self, text, style=""):
-		self.out.line((style, text))
 
 	def section(self, title, *lines):
 		self.out.line("")
@@ -538,10 +534,12 @@ class Story:
 								  "  FROM fairshare.quota_share_limits l"
 								  "  JOIN fairshare.queue_environments qe ON qe.job_queue = l.job_queue ORDER BY 1, 2, 3"):
 				w.writerow(["limit", "", l["service_environment"], l["job_queue"], l["quota_share"], l["max_capacity"], ""])
+			# Every share of the setup, and any other that held instances.
+			series = [(s["env"], s["queue"], s["share"]) for s in self.series]
+			series += sorted({k for _, held in self.samples for k in held} - set(series))
 			for t, held in self.samples:
-				for s in self.series:
-					w.writerow(["held", f"{t - self.t0:.2f}", s["env"], s["queue"], s["share"],
-								held.get((s["env"], s["queue"], s["share"]), 0), ""])
+				for key in series:
+					w.writerow(["held", f"{t - self.t0:.2f}", *key, held.get(key, 0), ""])
 			for t, env, queue, share, n, label in self.markers:
 				w.writerow(["marker", f"{t - self.t0:.2f}", env, queue, share, n, label])
 			for a in self.db.rows("SELECT extract(epoch FROM a.created_at) AS t, a.service_environment, a.job_queue,"
@@ -595,13 +593,13 @@ def tell(st):
 			  "5 jobs of 5 instances, 75 min of training each")
 	st.wait("ProdExp2 running 25 instances", f"{st.held('p4-quota')} = 'ProdExp2=25'", show=st.states("p4-quota"))
 	st.sagemaker_view(st.db.value("SELECT training_job_name FROM fairshare.jobs ORDER BY job_id LIMIT 1"))
-	pe1 = st.submit("p4-quota", [("pe1-a", "ProdExp1", 80, P4, 15, hyper(120)),
-								 ("pe1-b", "ProdExp1", 50, P4, 15, hyper(110)),
-								 ("pe1-c", "ProdExp1", 30, P4, 15, hyper(100)),
-								 ("pe1-d", "ProdExp1", 10, P4, 15, hyper(50)),
-								 ("pe1-e", "ProdExp1", 10, P4, 15, hyper(50)),
-								 ("pe1-f", "ProdExp1", 10, P4, 15, hyper(50))],
-					"a backlog of 6 x 15 = 90 instances")
+	st.submit("p4-quota", [("pe1-a", "ProdExp1", 80, P4, 15, hyper(120)),
+						   ("pe1-b", "ProdExp1", 50, P4, 15, hyper(110)),
+						   ("pe1-c", "ProdExp1", 30, P4, 15, hyper(100)),
+						   ("pe1-d", "ProdExp1", 10, P4, 15, hyper(50)),
+						   ("pe1-e", "ProdExp1", 10, P4, 15, hyper(50)),
+						   ("pe1-f", "ProdExp1", 10, P4, 15, hyper(50))],
+			  "a backlog of 6 x 15 = 90 instances")
 	st.wait("ProdExp1 running 75 instances", f"{st.held('p4-quota')} = 'ProdExp1=75 ProdExp2=25'",
 			show=st.states("p4-quota"))
 	st.snapshot("p4-quota")
@@ -651,8 +649,8 @@ def tell(st):
 	st.submit("research", [("hp-warmup", "HIGHPRI", 0, G5, 4, hyper(12))])
 	st.wait("hp-warmup running", "SELECT status = 'RUNNING' FROM fairshare.jobs WHERE job_name = 'hp-warmup'",
 			show=st.states("research"))
-	fs = st.submit("research", [("lp-sweep", "LOWPRI", 0, G5, 4, hyper(8)),
-								("mp-eval", "MIDPRI", 0, G5, 4, hyper(10))])
+	st.submit("research", [("lp-sweep", "LOWPRI", 0, G5, 4, hyper(8)),
+						   ("mp-eval", "MIDPRI", 0, G5, 4, hyper(10))])
 	st.pause(0.5)
 	st.snapshot("research")
 	st.fair_shares()
@@ -700,9 +698,9 @@ def tell(st):
 			 "SELECT a.training_job_name, j.job_name, a.share, a.instance_count AS n, a.outcome, a.status_reason"
 			 " FROM fairshare.job_attempts a JOIN fairshare.jobs j USING (job_id) WHERE a.outcome = 'PREEMPTED' ORDER BY a.created_at")
 	stats = st.emulator("GET", "/_emulator/stats?jobs=0")
-	creates = stats.get("creates") or {}
-	st.note(f"emulator: {stats['calls'].get('CreateTrainingJob', 0)} CreateTrainingJob calls, "
-			f"{len(creates)} training jobs created, {sum(1 for v in creates.values() if v != 1)} created twice; "
+	st.note(f"emulator: {stats['calls'].get('CreateTrainingJob', 0)} CreateTrainingJob calls for "
+			f"{len(stats.get('creates') or {})} training jobs ({len(stats.get('duplicate_creates') or {})} refused as "
+			f"duplicates); "
 			f"{stats['calls'].get('StopTrainingJob', 0)} StopTrainingJob; "
 			f"{stats['calls'].get('DescribeTrainingJob', 0)} DescribeTrainingJob; "
 			f"jobs by SageMaker status {json.dumps(stats.get('job_counts') or {})}")
