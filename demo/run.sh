@@ -11,7 +11,7 @@
 # dashboard views.  It ends with a chart of the instances each share held
 # (demo/chart.py, SVG), stops everything it started, removes its temporary
 # files (also on Ctrl-C or an error), and says how to run the same setup
-# on real SageMaker.  About two minutes after the build.
+# on real SageMaker.  The story takes about 90 s.
 #
 # Usage: bash demo/run.sh [--out DIR] [--verbose]
 #   --out DIR    where the chart, its data and the timeline go

@@ -304,8 +304,13 @@ class Story:
 							f"{reason}; back to RUNNABLE, runnable_at kept at {self.at(e['runnable_at'])}")
 		elif new == "FAILED":
 			self.event_line(t, self.who(e), "FAILED", "red bold", reason)
+		elif old == "SUBMITTED" and new == "RUNNABLE":
+			self.event_line(t, self.who(e), "queued", "dim", reason or "SUBMITTED -> RUNNABLE")
+		elif new == "STARTING":
+			self.event_line(t, self.who(e), "starting", "dim",
+							f"SageMaker: {e['training_job_name']} is launching or downloading")
 		else:
-			self.event_line(t, self.who(e), f"{old[:3]}->{new[:3]}".lower(), "dim", reason)
+			self.event_line(t, self.who(e), new.lower(), "dim", f"{old} -> {new}" + (f": {reason}" if reason else ""))
 
 	def show_stop(self, t, s):
 		label = {"PREEMPT": "PREEMPT", "TERMINATE": "terminate", "TIMEOUT": "timeout"}[s["stop_kind"]]
@@ -539,7 +544,7 @@ class Story:
 			series += sorted({k for _, held in self.samples for k in held} - set(series))
 			for t, held in self.samples:
 				for key in series:
-					w.writerow(["held", f"{t - self.t0:.2f}", *key, held.get(key, 0), ""])
+					w.writerow(["held", f"{t - self.t0:.3f}", *key, held.get(key, 0), ""])
 			for t, env, queue, share, n, label in self.markers:
 				w.writerow(["marker", f"{t - self.t0:.2f}", env, queue, share, n, label])
 			for a in self.db.rows("SELECT extract(epoch FROM a.created_at) AS t, a.service_environment, a.job_queue,"
