@@ -99,6 +99,7 @@ fs_psql "$work/cluster" -d e2e -f "$top/demo/setup.sql" > /dev/null || fail "dem
 
 mkdir -p "$out"
 printf '*\n' > "$out/.gitignore"	# never committed by accident
+rm -f "$out/shares.csv" "$out/shares.svg" "$out/timeline.txt"
 rc=0
 timeout --foreground -s INT 600 "$FS_PYTHON" "$top/demo/story.py" --emulator-port "$FS_EMU_PORT" \
 	--emuctl "$top/test/lib/emuctl.py" --out "$out" --time-scale "$time_scale" $verbose -- \
@@ -110,6 +111,7 @@ if [ "$rc" = 130 ]; then
 	echo "interrupted; cleaning up (the timeline so far is in $out/timeline.txt)" >&2
 	exit 130
 fi
+[ "$rc" = 124 ] && fail "the story took more than 600 s; the timeline so far is in $out/timeline.txt"
 [ "$rc" = 0 ] || fail "the story stopped early (exit $rc); the timeline so far is in $out/timeline.txt"
 
 echo
