@@ -1,67 +1,122 @@
 #!/usr/bin/env bash
-# demo/run.sh — the fairshare demo, from a fresh machine.
+# demo/run.sh — the fairshare demo, from a fresh Debian 12 machine.
 #
-# Installs what is missing (apt), builds and installs the extension, starts
-# a throwaway PostgreSQL cluster (as the postgres user, 127.0.0.1 only),
-# creates the reference setup of the design (a P4 environment of 100
-# instances; quota shares ProdExp1 (60) and ProdExp2 (40); a fair-share queue
-# with HIGHPRI/MIDPRI/LOWPRI at weights 1/3/5; a FIFO CPU queue), submits
-# jobs with INSERT and shows the catalog and the queue.  Everything it
-# starts is stopped and removed at the end.
+# Installs what is missing (apt, through test/lib/setup.sh), builds and
+# installs the extension, starts the local SageMaker emulator and a
+# throwaway PostgreSQL cluster whose dispatcher talks to it
+# (test/lib/e2e.sh), creates the reference setup with plain SQL
+# (demo/setup.sql), then tells a short story with jobs submitted by INSERT
+# (demo/story.py): a timeline of placements, borrowing, reclaim and
+# preemption with their reasons, queue snapshots, explain(), and the
+# dashboard views.  It ends with a chart of the instances each share held
+# (demo/chart.py, SVG), stops everything it started, removes its temporary
+# files (also on Ctrl-C or an error), and says how to run the same setup
+# on real SageMaker.  The story takes about 90 s.
 #
-# Usage: bash demo/run.sh
+# Usage: bash demo/run.sh [--out DIR] [--verbose]
+#   --out DIR    where the chart, its data and the timeline go
+#                (default: $FS_DEMO_OUT, else ./demo-output)
+#   --verbose    print every state change, also SUBMITTED -> RUNNABLE and
+#                SCHEDULED -> STARTING
+# Run as root on a fresh machine (apt); the server runs as "postgres".
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+out=${FS_DEMO_OUT:-$PWD/demo-output}
+verbose=
+while [ $# -gt 0 ]; do
+	case $1 in
+		--out) out=${2:?--out needs a directory}; shift 2 ;;
+		--out=*) out=${1#--out=}; shift ;;
+		--verbose) verbose=--verbose; shift ;;
+		-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+		*) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
+	esac
+done
+case $out in /*) ;; *) out=$PWD/$out ;; esac
+
+export FS_TOP=$top
 . "$top/test/lib/setup.sh"
+
+if [ -t 1 ] && [ "${TERM:-dumb}" != dumb ] && [ -z "${NO_COLOR+x}" ]; then
+	bold=$'\033[1m' dim=$'\033[2m' off=$'\033[0m'
+else
+	bold= dim= off=
+fi
+step() { printf '%s== %s%s\n' "$bold" "$*" "$off"; }
+fail() {	# the message, and the end of the server's log when there is one
+	printf 'demo failed: %s\n' "$*" >&2
+	if [ -s "${work:-/nonexistent}/cluster/server.log" ]; then
+		echo "-- the last lines of the server's log:" >&2
+		tail -n 20 "$work/cluster/server.log" >&2
+	fi
+	exit 1
+}
+
+# One minute of a job's emulated timeline takes 0.6 s (see demo/story.py's
+# hyper(): startup 3 min, training 5 min to 2 h, stop 4 min).
+time_scale=0.01
+
+step "Installing what is missing, building and installing fairshare"
+fs_setup "$top" || fail "build or install failed (see above)"
+FS_PGBIN=$(pg_config --bindir)
 . "$top/test/lib/cluster.sh"
+. "$top/test/lib/e2e.sh"
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+work=$(mktemp -d /tmp/fairshare-demo.XXXXXX)
+chmod 755 "$work"
+cleanup() {
+	set +e
+	trap - EXIT INT TERM
+	fs_cluster_stop "$work/cluster" immediate
+	fs_emulator_stop "$work"
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'echo; echo "interrupted; cleaning up" >&2; exit 130' INT TERM
 
-say "Building and installing fairshare"
-fs_setup "$top"
-work=$(mktemp -d /tmp/fairshare-demo.XXXXXX); chmod 755 "$work"
-trap 'fs_cluster_stop "$work/cluster" immediate; rm -rf "$work"' EXIT
-fs_cluster_init "$work/cluster" "fairshare.database = 'demo'" >/dev/null
-fs_cluster_start "$work/cluster"
-fs_psql "$work/cluster" -c "CREATE DATABASE demo" >/dev/null
-sql() { fs_psql "$work/cluster" -d demo "$@"; }
+step "Starting the SageMaker emulator and a throwaway cluster"
+fs_emulator_start "$work" --time-scale "$time_scale" || fail "the emulator did not start"
+# The cluster of the end-to-end tests: shared_preload_libraries =
+# 'pg_cron,fairshare', the dispatcher on database e2e, endpoint, region and
+# the emulator's credentials, a 200 ms poll.  The demo adds a higher API
+# rate so that ~20 jobs in SageMaker are each described several times a
+# second.
+fs_e2e_cluster "$work/cluster" "fairshare.api_rate_limit = 100" 2> "$work/create.log" || {
+	cat "$work/create.log" >&2; fail "the cluster did not start"; }
+# pg_cron lives in the cron database (postgres); with it there, fairshare's
+# housekeeping jobs (utilisation history, alerts, retention) get scheduled.
+fs_psql "$work/cluster" -d postgres -c "CREATE EXTENSION pg_cron" > /dev/null &&
+	fs_sql "$work/cluster" "SELECT fairshare.schedule_housekeeping()" > /dev/null ||
+	fail "could not schedule the housekeeping jobs in pg_cron"
+fs_wait "$work/cluster" "SELECT pid IS NOT NULL AND turns > 0 FROM fairshare.dispatcher_state()" 60 ||
+	fail "the dispatcher did not start"
+printf '   %sPostgreSQL %s on 127.0.0.1:%s (dispatcher pid %s), emulator on 127.0.0.1:%s%s\n' "$dim" \
+	"$(fs_sql "$work/cluster" "SHOW server_version")" "$(fs_cluster_port "$work/cluster")" \
+	"$(fs_sql "$work/cluster" "SELECT pid FROM fairshare.dispatcher_state()")" "$FS_EMU_PORT" "$off"
 
-say "The reference setup (design 2.7), created with plain SQL"
-sql -e <<'SQL'
-CREATE EXTENSION fairshare;
-INSERT INTO fairshare.service_environments (name) VALUES ('p4-reservation'), ('cpu-pool');
-INSERT INTO fairshare.capacity_limits VALUES
-	('p4-reservation', 'ml.p4d.24xlarge', 100), ('cpu-pool', 'NUM_INSTANCES', 20);
-INSERT INTO fairshare.scheduling_policies (name, kind) VALUES ('prod-quota', 'QUOTA_SHARE');
-INSERT INTO fairshare.scheduling_policies (name, kind) VALUES ('research', 'FAIR_SHARE');
-INSERT INTO fairshare.share_distribution VALUES ('research', 'HIGHPRI', 1), ('research', 'MIDPRI', 3), ('research', 'LOWPRI', 5);
-INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES
-	('p4-quota', 10, 'prod-quota'), ('p4-research', 5, 'research');
-INSERT INTO fairshare.job_queues (name, priority) VALUES ('cpu-fifo', 1);
-INSERT INTO fairshare.queue_environments VALUES
-	('p4-quota', 'p4-reservation', 1), ('p4-research', 'p4-reservation', 1), ('cpu-fifo', 'cpu-pool', 1);
-INSERT INTO fairshare.quota_shares (job_queue, name, strategy, in_share_preemption) VALUES
-	('p4-quota', 'ProdExp1', 'LEND_AND_BORROW', true), ('p4-quota', 'ProdExp2', 'LEND', false);
-INSERT INTO fairshare.quota_share_limits VALUES
-	('p4-quota', 'ProdExp1', 'ml.p4d.24xlarge', 60), ('p4-quota', 'ProdExp2', 'ml.p4d.24xlarge', 40);
-SQL
+step "Creating the reference setup (demo/setup.sql)"
+fs_psql "$work/cluster" -d e2e -f "$top/demo/setup.sql" > /dev/null || fail "demo/setup.sql failed"
 
-say "Submitting jobs with INSERT"
-sql -e <<'SQL'
-INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, scheduling_priority, request)
-SELECT 'sft-llama-' || i, 'p4-quota', 'ProdExp1', 50,
-	   '{"RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
-		 "AlgorithmSpecification": {"TrainingImage": "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.3-gpu-py311", "TrainingInputMode": "File"},
-		 "OutputDataConfig": {"S3OutputPath": "s3://demo-bucket/out"},
-		 "ResourceConfig": {"InstanceType": "ml.p4d.24xlarge", "InstanceCount": 15, "VolumeSizeInGB": 100},
-		 "StoppingCondition": {"MaxRuntimeInSeconds": 86400}}'
-  FROM generate_series(1, 5) i;
-SQL
+mkdir -p "$out"
+printf '*\n' > "$out/.gitignore"	# never committed by accident
+rm -f "$out/shares.csv" "$out/shares.svg" "$out/timeline.txt"
+rc=0
+timeout --foreground -s INT 600 "$FS_PYTHON" "$top/demo/story.py" --emulator-port "$FS_EMU_PORT" \
+	--emuctl "$top/test/lib/emuctl.py" --out "$out" --time-scale "$time_scale" $verbose -- \
+	"$FS_PGBIN/psql" -X -q -h 127.0.0.1 -p "$(fs_cluster_port "$work/cluster")" -U postgres -d e2e || rc=$?
+if [ -s "$out/shares.csv" ]; then
+	"$FS_PYTHON" "$top/demo/chart.py" "$out/shares.csv" "$out/shares.svg" || rc=1
+fi
+if [ "$rc" = 130 ]; then
+	echo "interrupted; cleaning up (the timeline so far is in $out/timeline.txt)" >&2
+	exit 130
+fi
+[ "$rc" = 124 ] && fail "the story took more than 600 s; the timeline so far is in $out/timeline.txt"
+[ "$rc" = 0 ] || fail "the story stopped early (exit $rc); the timeline so far is in $out/timeline.txt"
 
-say "A bad submission is refused with a reason"
-sql -c "INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('oops', 'p4-quota', '{\"RoleArn\": \"x\"}')" 2>&1 | sed 's/^/  /' || true
-
-say "The jobs, as a submitter sees them"
-sql -c "SELECT job_id, job_name, job_queue, quota_share, scheduling_priority, instance_types, instance_count, status FROM fairshare.jobs ORDER BY job_id"
-
-say "Done; the throwaway cluster is removed"
+echo
+step "The chart of instances held per share over time: $out/shares.svg"
+printf '   (its data: %s/shares.csv; the timeline as plain text: %s/timeline.txt)\n' "$out" "$out"
+echo
+step "Running the same setup on real SageMaker (from demo/README.md)"
+awk '/^## On real SageMaker/ { on = 1; next } /^## / { on = 0 } on' "$top/demo/README.md" | sed 's/^./   &/'
