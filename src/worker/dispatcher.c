@@ -175,6 +175,7 @@ fairshare_dispatcher_main(Datum main_arg)
 		proc_exit(1);
 	}
 	BackgroundWorkerInitializeConnection(fairshare_database, NULL, 0);
+	fairshare_dispatcher_set_database(MyDatabaseId);
 	ereport(LOG, (errmsg("fairshare dispatcher started for database \"%s\"", fairshare_database)));
 
 	turn_context = AllocSetContextCreate(TopMemoryContext, "fairshare dispatcher turn",

@@ -10,7 +10,8 @@
  * dispatcher's latch when the transaction commits.  So a hundred thousand
  * inserts in one transaction make one wake-up, a rollback makes none, and
  * the dispatcher never wakes to find the change not yet visible.  This is
- * pg_net's mechanism.
+ * pg_net's mechanism.  Only transactions in the dispatcher's own database
+ * wake it.
  *
  * The dispatcher's latch pointer is published here under a spinlock, set
  * when it starts and cleared before it detaches from shared memory (the
@@ -65,6 +66,7 @@ shared_state_startup(void)
 		SpinLockInit(&fairshare_shared->mutex);
 		fairshare_shared->dispatcher_pid = 0;
 		fairshare_shared->dispatcher_latch = NULL;
+		fairshare_shared->dispatcher_database = InvalidOid;
 		pg_atomic_init_u64(&fairshare_shared->wake_requests, 0);
 		pg_atomic_init_u64(&fairshare_shared->turns, 0);
 		pg_atomic_init_u64(&fairshare_shared->last_turn_end, 0);
@@ -90,6 +92,7 @@ dispatcher_detach(int code, Datum arg)
 	{
 		fairshare_shared->dispatcher_pid = 0;
 		fairshare_shared->dispatcher_latch = NULL;
+		fairshare_shared->dispatcher_database = InvalidOid;
 	}
 	SpinLockRelease(&fairshare_shared->mutex);
 }
@@ -117,6 +120,15 @@ fairshare_dispatcher_attach(void)
 	return true;
 }
 
+void
+fairshare_dispatcher_set_database(Oid database)
+{
+	SpinLockAcquire(&fairshare_shared->mutex);
+	if (fairshare_shared->dispatcher_pid == MyProcPid)
+		fairshare_shared->dispatcher_database = database;
+	SpinLockRelease(&fairshare_shared->mutex);
+}
+
 static void
 wake_xact_callback(XactEvent event, void *arg)
 {
@@ -131,10 +143,16 @@ wake_xact_callback(XactEvent event, void *arg)
 			wake_at_commit = false;
 			if (fairshare_shared == NULL)
 				break;
-			pg_atomic_fetch_add_u64(&fairshare_shared->wake_requests, 1);
+			/*
+			 * Jobs in another database than the dispatcher's are not its
+			 * business: waking it would only make it look for nothing.
+			 */
 			SpinLockAcquire(&fairshare_shared->mutex);
-			latch = fairshare_shared->dispatcher_latch;
+			if (fairshare_shared->dispatcher_database == MyDatabaseId)
+				latch = fairshare_shared->dispatcher_latch;
 			SpinLockRelease(&fairshare_shared->mutex);
+			if (latch != NULL)
+				pg_atomic_fetch_add_u64(&fairshare_shared->wake_requests, 1);
 			if (latch != NULL)
 				SetLatch(latch);
 			break;
