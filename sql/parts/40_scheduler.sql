@@ -96,6 +96,26 @@ BEGIN
 	   OR (describe_response ? 'TrainingJobName' AND describe_response ->> 'TrainingJobName' <> j.training_job_name) THEN
 		RETURN j.status;
 	END IF;
+	-- A training job we have no ARN for yet is ours only if SageMaker made it
+	-- after the attempt was placed: a job of the same name from before (an
+	-- earlier installation with the same fairshare.job_name_prefix) must not
+	-- be adopted, followed, or reported as this job's outcome.  Five minutes
+	-- allow for clocks that disagree.
+	IF j.training_job_arn IS NULL AND jsonb_typeof(describe_response -> 'CreationTime') = 'number'
+	   AND to_timestamp((describe_response ->> 'CreationTime')::double precision)
+		   < (SELECT a.created_at FROM fairshare.job_attempts a
+			   WHERE a.job_id = j.job_id AND a.attempt = j.attempts) - interval '5 minutes' THEN
+		UPDATE fairshare.job_attempts SET outcome = 'FAILED'
+		 WHERE job_attempts.job_id = j.job_id AND attempt = j.attempts;
+		UPDATE fairshare.jobs
+		   SET status = 'FAILED',
+			   status_reason = format('training job name %s is taken in SageMaker by a job fairshare did not create '
+									  '(created %s, before this attempt was placed); give this installation its own '
+									  'fairshare.job_name_prefix', j.training_job_name,
+									  to_timestamp((describe_response ->> 'CreationTime')::double precision))
+		 WHERE jobs.job_id = j.job_id;
+		RETURN 'FAILED';
+	END IF;
 	IF arn IS NOT NULL AND j.training_job_arn IS DISTINCT FROM arn THEN
 		UPDATE fairshare.jobs SET training_job_arn = arn WHERE jobs.job_id = j.job_id;
 	END IF;

@@ -156,6 +156,23 @@ SELECT fairshare.apply_status(:st, jsonb_build_object('TrainingJobName', fairsha
 SELECT fairshare.apply_status(:j, '{"TrainingJobStatus": "Failed", "FailureReason": "late"}') AS finished_job;
 SELECT * FROM pg_temp.show(:st);
 
+-- A training job of the same name made before the attempt was placed (by
+-- another installation with the same prefix) is not adopted: the job fails,
+-- saying why, and the stranger's outcome is never reported as its own.
+SELECT pg_temp.submit('stranger') AS sg \gset
+SELECT pg_temp.place(:sg);
+SELECT fairshare.apply_status(:sg, jsonb_build_object('TrainingJobName', fairshare.training_job_name(:sg, 1),
+	'TrainingJobStatus', 'Completed', 'CreationTime', extract(epoch FROM now() - interval '2 days'))) AS stranger;
+SELECT status, training_job_arn IS NULL AS not_adopted,
+	   status_reason LIKE 'training job name fairshare-%-1 is taken in SageMaker by a job fairshare did not create%' AS says_why
+  FROM fairshare.jobs WHERE job_id = :sg;
+-- One made after the placement (a create whose answer was lost) is ours.
+SELECT pg_temp.submit('lost-answer') AS la \gset
+SELECT pg_temp.place(:la);
+SELECT fairshare.apply_status(:la, jsonb_build_object('TrainingJobName', fairshare.training_job_name(:la, 1),
+	'TrainingJobArn', 'arn:aws:sagemaker:us-east-1:1:training-job/x', 'TrainingJobStatus', 'InProgress',
+	'SecondaryStatus', 'Training', 'CreationTime', extract(epoch FROM now()))) AS adopted;
+
 -- Bad input.
 SELECT public.regress_try_hint('SELECT fairshare.apply_status(1, ''[]'')');
 SELECT public.regress_try_hint('SELECT fairshare.apply_status(1, ''{"TrainingJobStatus": "Exploded"}'')');
