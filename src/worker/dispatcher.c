@@ -162,8 +162,9 @@ void
 fairshare_dispatcher_main(Datum main_arg)
 {
 	MemoryContext turn_context;
-	bool		have_lock = false;
-	FairshareDispatch *dispatch = NULL;
+	volatile bool have_lock = false;
+	volatile bool lock_wait_logged = false;
+	FairshareDispatch *volatile dispatch = NULL;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -205,9 +206,14 @@ fairshare_dispatcher_main(Datum main_arg)
 				wait_ms = fairshare_poll_interval_ms;
 			else if (!have_lock && !(have_lock = take_dispatcher_lock()))
 			{
-				ereport(LOG,
-						(errmsg("fairshare dispatcher: another session holds the dispatcher lock on database \"%s\"; waiting",
-								fairshare_database)));
+				/* Once per wait, not once per poll: it may last a while. */
+				if (!lock_wait_logged)
+					ereport(LOG,
+							(errmsg("fairshare dispatcher: another session holds the dispatcher lock on database \"%s\"; waiting",
+									fairshare_database),
+							 errhint("Another fairshare dispatcher, or a session that took advisory lock (%d, %d), is using this database.",
+									 DISPATCHER_LOCK_KEY1, DISPATCHER_LOCK_KEY2)));
+				lock_wait_logged = true;
 				wait_ms = fairshare_poll_interval_ms;
 			}
 			else
