@@ -8,6 +8,11 @@
 #   fs_cluster_init DIR [extra postgresql.conf lines...]   -> sets FS_PORT
 #   fs_cluster_start DIR
 #   fs_cluster_stop DIR [fast|immediate]
+#   fs_standby_init PRIMARY-DIR DIR [extra postgresql.conf lines...]
+#        a streaming standby of the running cluster PRIMARY-DIR, from
+#        pg_basebackup -R over its own replication slot; start it with
+#        fs_cluster_start.  Its cluster_name (the application_name it
+#        streams as, for synchronous_standby_names) is the basename of DIR.
 #   fs_psql DIR [psql args...]        (as superuser postgres, -X -v ON_ERROR_STOP=1)
 #
 # The port of a cluster is kept in DIR/port so callers can come back to it.
@@ -63,6 +68,29 @@ fs_cluster_init() {
 }
 
 fs_cluster_port() { cat "$1/port"; }
+
+fs_standby_init() {
+	local primary=$1 dir=$2; shift 2
+	local name slot
+	name=$(basename "$dir")
+	slot=$(echo "$name" | tr -c 'a-z0-9_\n' '_')
+	mkdir -p "$dir"
+	if [ "$(id -u)" = 0 ]; then chown postgres: "$dir"; fi
+	FS_PORT=$(fs_free_port) || return 1
+	echo "$FS_PORT" > "$dir/port"
+	if [ "$(id -u)" = 0 ]; then chown postgres: "$dir/port"; fi
+	fs_as_postgres "$FS_PGBIN/pg_basebackup" -h 127.0.0.1 -p "$(fs_cluster_port "$primary")" -U postgres \
+		-D "$dir/data" -R -X stream -C -S "$slot" -c fast --no-sync > "$dir/basebackup.log" 2>&1 || {
+		cat "$dir/basebackup.log" >&2; return 1; }
+	# The copied postgresql.conf is the primary's; later lines win.
+	{
+		echo "port = $FS_PORT"
+		echo "unix_socket_directories = '$dir'"
+		echo "cluster_name = '$name'"
+		echo "hot_standby = on"
+		for line in "$@"; do echo "$line"; done
+	} >> "$dir/data/postgresql.conf"
+}
 
 fs_cluster_start() {
 	local dir=$1
