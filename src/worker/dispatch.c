@@ -760,12 +760,20 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 	}
 }
 
+/* Calls submitted but not yet started (queued, or backing off before a retry). */
+static int
+calls_waiting(FairshareDispatch *d)
+{
+	return fs_sm_pending(d->client) - fs_sm_in_flight(d->client);
+}
+
 /*
  * Wait up to timeout_ms, applying outcomes as they arrive.  Returns early
  * when the latch is set (a transaction changed jobs), when an outcome
  * means a new pass may decide something (a job finished, failed, or went
  * back to its queue), or when the last pass placed jobs and every call it
- * led to has been started (it may have left jobs it could place);
+ * led to has been started (it may have left jobs it could place; until
+ * then a wake or an outcome is remembered, not acted on);
  * otherwise keeps waiting, so a stream of answers does not turn into a
  * stream of passes.
  */
@@ -784,7 +792,7 @@ fairshare_dispatch_wait(FairshareDispatch *d, long timeout_ms)
 
 		if (left_ms <= 0)
 			break;
-		if (d->pass_again && fs_sm_pending(d->client) == fs_sm_in_flight(d->client))
+		if (d->pass_again && calls_waiting(d) == 0)
 		{
 			d->need_pass = true;
 			break;
@@ -800,6 +808,18 @@ fairshare_dispatch_wait(FairshareDispatch *d, long timeout_ms)
 		if (MyLatch->is_set || d->turn_needed || ConfigReloadPending)
 		{
 			d->need_pass = true;
+			if (d->pass_again && calls_waiting(d) > 0 && !ConfigReloadPending)
+			{
+				/*
+				 * The last pass's calls are still waiting to start: a pass
+				 * now would hold them up for its whole length, and what it
+				 * decides would queue behind them anyway.  Remember the
+				 * wake (the pass that follows sees every commit before this
+				 * reset) and keep them moving.
+				 */
+				ResetLatch(MyLatch);
+				continue;
+			}
 			break;
 		}
 	}
