@@ -22,9 +22,11 @@
  *	 - Every other stop is a StopTrainingJob; the job keeps its capacity
  *	   until DescribeTrainingJob reports it Stopped.
  *
- * Every outcome is written in its own short transaction as it arrives,
- * through fairshare.apply_status() where it is a SageMaker state; no
- * transaction is open while a call is in flight.  What this process
+ * The creates of a turn read their bodies in one short transaction, which
+ * commits before any is sent; the outcomes of each batch of answers are
+ * written together in one short transaction as they arrive, through
+ * fairshare.apply_status() where they are SageMaker states; no transaction
+ * is open while a call is in flight.  What this process
  * remembers about attempts (the tracks below) is only an optimisation and a
  * guard against sending two calls for one attempt at once: after a restart
  * everything is read again from the tables.
@@ -62,14 +64,33 @@ typedef struct AttemptTrack
 	char		region[64];		/* the environment's; "" for the default */
 } AttemptTrack;
 
+/*
+ * Outcomes of one batch of answers, written together in one short
+ * transaction (flush_outcomes) before the next wait.
+ */
+typedef struct OutcomeBatch
+{
+	int			n_arns;
+	Datum		arn_ids[MAX_RESULTS_PER_WAIT];
+	Datum		arn_names[MAX_RESULTS_PER_WAIT];
+	Datum		arns[MAX_RESULTS_PER_WAIT];
+	int			n_statuses;
+	Datum		status_ids[MAX_RESULTS_PER_WAIT];
+	Datum		statuses[MAX_RESULTS_PER_WAIT];
+} OutcomeBatch;
+
 struct FairshareDispatch
 {
 	FsSmClient *client;
 	HTAB	   *tracks;
 	TimestampTz started_at;		/* attempts placed before this are suspect */
 	bool		turn_needed;	/* an outcome changed what a pass would decide */
+	bool		pass_again;		/* the last pass placed jobs: it may have left some */
+	bool		need_pass;		/* the next turn runs a pass and reads the work */
+	TimestampTz last_pass_at;	/* when the last such turn began */
 	MemoryContext cxt;			/* the tracks */
 	MemoryContext wait_cxt;		/* reset on every wait */
+	OutcomeBatch batch;			/* answers not yet written (in wait_cxt) */
 };
 
 FairshareDispatch *
@@ -95,6 +116,7 @@ fairshare_dispatch_create(void)
 		MemoryContextSwitchTo(old);
 	}
 	d->started_at = GetCurrentTimestamp();
+	d->need_pass = true;
 	return d;
 }
 
@@ -113,6 +135,9 @@ fairshare_dispatch_reset(FairshareDispatch *d)
 	while ((t = hash_seq_search(&seq)) != NULL)
 		if (!t->exists)
 			t->suspect = true;
+	/* Unwritten outcomes are lost: a created attempt's ARN comes with its next describe. */
+	d->batch.n_arns = d->batch.n_statuses = 0;
+	d->need_pass = true;
 }
 
 /* ---------- short transactions ---------- */
@@ -231,39 +256,70 @@ name_request(const char *name)
 	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
 }
 
-/* The CreateTrainingJob body of the job's current attempt, or NULL if it moved on. */
-static Jsonb *
-create_request(int64 job_id, const char *name)
+/*
+ * Send CreateTrainingJob for the n attempts of a turn that need one.  Their
+ * bodies are read in one short transaction, committed before any is
+ * submitted; an attempt whose job moved on (another attempt, or no longer
+ * SCHEDULED) gets nothing.
+ */
+static void
+send_creates(FairshareDispatch *d, AttemptTrack **want, int n)
 {
-	Oid			types[2] = {INT8OID, TEXTOID};
-	Datum		values[2] = {Int64GetDatum(job_id), CStringGetTextDatum(name)};
-	Jsonb	   *request = NULL;
+	Oid			types[1] = {INT8ARRAYOID};
+	Datum		values[1];
+	Datum	   *ids;
+	int64	   *got_ids;
+	char	  **got_names;
+	Jsonb	  **got_requests;
+	uint64		got = 0;
 	MemoryContext outer = CurrentMemoryContext;
 
-	begin_short_xact("fairshare dispatcher: create request");
-	if (SPI_execute_with_args("SELECT fairshare.create_training_job_request(j) FROM fairshare.jobs j "
-							  "WHERE j.job_id = $1 AND j.training_job_name = $2 AND j.status = 'SCHEDULED'",
-							  2, types, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the create request");
-	if (SPI_processed == 1)
-	{
-		bool		isnull;
-		Jsonb	   *r = DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (n == 0)
+		return;
+	ids = palloc(sizeof(Datum) * n);
+	for (int i = 0; i < n; i++)
+		ids[i] = Int64GetDatum(want[i]->job_id);
+	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
+												TYPALIGN_DOUBLE));
 
-		request = MemoryContextAlloc(outer, VARSIZE(r));
-		memcpy(request, r, VARSIZE(r));
+	begin_short_xact("fairshare dispatcher: create requests");
+	if (SPI_execute_with_args("SELECT j.job_id, j.training_job_name, fairshare.create_training_job_request(j) "
+							  "FROM fairshare.jobs j WHERE j.job_id = ANY($1) AND j.status = 'SCHEDULED'",
+							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the create requests");
+	got = SPI_processed;
+	{
+		/* Copy out of SPI's memory: the transaction ends before we submit. */
+		MemoryContext spi = MemoryContextSwitchTo(outer);
+
+		got_ids = palloc(sizeof(int64) * Max(got, 1));
+		got_names = palloc(sizeof(char *) * Max(got, 1));
+		got_requests = palloc(sizeof(Jsonb *) * Max(got, 1));
+		for (uint64 i = 0; i < got; i++)
+		{
+			HeapTuple	row = SPI_tuptable->vals[i];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			bool		isnull;
+			Datum		r;
+
+			got_ids[i] = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+			got_names[i] = SPI_getvalue(row, desc, 2);
+			r = SPI_getbinval(row, desc, 3, &isnull);
+			got_requests[i] = isnull ? NULL : DatumGetJsonbPCopy(r);
+		}
+		MemoryContextSwitchTo(spi);
 	}
 	end_short_xact();
-	return request;
-}
 
-static void
-send_create(FairshareDispatch *d, AttemptTrack *t)
-{
-	Jsonb	   *request = create_request(t->job_id, t->name);
+	for (uint64 i = 0; i < got; i++)
+	{
+		AttemptTrack *t = hash_search(d->tracks, &got_ids[i], HASH_FIND, NULL);
 
-	if (request != NULL)
-		send_call(d, t, FS_SM_CREATE_TRAINING_JOB, request);
+		if (t == NULL || t->in_flight || got_names[i] == NULL || got_requests[i] == NULL ||
+			strcmp(t->name, got_names[i]) != 0)
+			continue;
+		send_call(d, t, FS_SM_CREATE_TRAINING_JOB, got_requests[i]);
+	}
 }
 
 /* The stop of an attempt that never reached SageMaker: it never started. */
@@ -275,6 +331,46 @@ cancel_unsent(FairshareDispatch *d, AttemptTrack *t)
 }
 
 /* ---------- a turn ---------- */
+
+/*
+ * A turn with nothing new to decide: only the DescribeTrainingJob polls
+ * that are due, from what the tracks know, without a pass or a read of the
+ * work.  Returns how long to wait.
+ */
+static long
+describe_due(FairshareDispatch *d, TimestampTz now, long wait_ms)
+{
+	HASH_SEQ_STATUS seq;
+	AttemptTrack *t;
+
+	hash_seq_init(&seq, d->tracks);
+	while ((t = hash_seq_search(&seq)) != NULL)
+	{
+		if (t->in_flight || !t->exists)
+			continue;
+		if (t->next_describe <= now)
+			send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, name_request(t->name));
+		else
+			wait_ms = Min(wait_ms, Max((long) ((t->next_describe - now) / 1000), 1));
+	}
+	return wait_ms;
+}
+
+/* A scheduling pass in its own transaction; returns the jobs it placed. */
+static int64
+run_pass(void)
+{
+	int64		placed;
+	bool		isnull;
+
+	begin_short_xact("fairshare dispatcher: scheduling pass");
+	if (SPI_execute("SELECT count(*) FILTER (WHERE action = 'PLACE') FROM fairshare.schedule()",
+					false, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "fairshare dispatcher: fairshare.schedule() failed");
+	placed = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	end_short_xact();
+	return placed;
+}
 
 long
 fairshare_dispatch_turn(FairshareDispatch *d)
@@ -291,10 +387,36 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 	char	  **endpoints;
 	char	  **regions;
 	bool	   *placed_before;
+	AttemptTrack **want_create;
+	int			n_create = 0;
 	MemoryContext turn = CurrentMemoryContext;
 
+	/*
+	 * Only a change to jobs (the latch), an outcome that frees capacity or
+	 * requeues a job, a pass that placed jobs, or poll_interval since the
+	 * last pass, can give a pass and the work query something new.  A turn
+	 * that only has describes due sends them and waits again: with
+	 * thousands of jobs in SageMaker describes are due all the time, and a
+	 * pass and a scan of every placed job for each would be most of the
+	 * dispatcher's work.
+	 */
+	now = GetCurrentTimestamp();
+	if (!d->need_pass &&
+		now < TimestampTzPlusMilliseconds(d->last_pass_at, fairshare_poll_interval_ms))
+		return describe_due(d, now,
+							Max((long) ((TimestampTzPlusMilliseconds(d->last_pass_at, fairshare_poll_interval_ms)
+										 - now) / 1000), 1));
+	d->need_pass = false;
+	d->last_pass_at = now;
 	d->turn_needed = false;
-	fairshare_dispatcher_exec("SELECT count(*) FROM fairshare.schedule()");
+
+	/*
+	 * One call of schedule() places a bounded number of jobs per share; when
+	 * it placed any, there may be more it could place, so the next pass
+	 * comes as soon as this one's calls are all under way (see
+	 * fairshare_dispatch_wait), not at the next poll.
+	 */
+	d->pass_again = run_pass() > 0;
 
 	/* The placed attempts and what each needs. */
 	begin_short_xact("fairshare dispatcher: work");
@@ -317,6 +439,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 		endpoints = palloc(sizeof(char *) * Max(n, 1));
 		regions = palloc(sizeof(char *) * Max(n, 1));
 		placed_before = palloc(sizeof(bool) * Max(n, 1));
+		want_create = palloc(sizeof(AttemptTrack *) * Max(n, 1));
 		for (uint64 i = 0; i < n; i++)
 		{
 			HeapTuple	row = SPI_tuptable->vals[i];
@@ -379,7 +502,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 			if (t->suspect)
 				send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, name_request(t->name));
 			else
-				send_create(d, t);
+				want_create[n_create++] = t;
 		}
 		else if (t->next_describe <= now)
 			send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, name_request(t->name));
@@ -391,6 +514,9 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 		}
 	}
 
+	/* Creates go out together: one transaction reads all their bodies. */
+	send_creates(d, want_create, n_create);
+
 	/* Forget attempts that are over. */
 	hash_seq_init(&seq, d->tracks);
 	while ((t = hash_seq_search(&seq)) != NULL)
@@ -401,18 +527,84 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 
 /* ---------- outcomes ---------- */
 
+/* A created attempt's ARN, written by the next flush_outcomes. */
 static void
-record_arn(AttemptTrack *t, const char *arn)
+queue_arn(FairshareDispatch *d, AttemptTrack *t, const char *arn)
 {
-	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
-	Datum		values[3] = {Int64GetDatum(t->job_id), CStringGetTextDatum(t->name), CStringGetTextDatum(arn)};
+	OutcomeBatch *b = &d->batch;
 
-	begin_short_xact("fairshare dispatcher: created");
-	exec_params("UPDATE fairshare.jobs SET training_job_arn = $3 WHERE job_id = $1 "
-				"AND training_job_name = $2 AND status IN ('SCHEDULED', 'STARTING', 'RUNNING') "
-				"AND training_job_arn IS NULL",
-				3, types, values);
+	Assert(b->n_arns < MAX_RESULTS_PER_WAIT);
+	b->arn_ids[b->n_arns] = Int64GetDatum(t->job_id);
+	b->arn_names[b->n_arns] = CStringGetTextDatum(t->name);
+	b->arns[b->n_arns] = CStringGetTextDatum(arn);
+	b->n_arns++;
+}
+
+/* A DescribeTrainingJob answer, applied by the next flush_outcomes. */
+static void
+queue_status(FairshareDispatch *d, AttemptTrack *t, Jsonb *response)
+{
+	OutcomeBatch *b = &d->batch;
+
+	Assert(b->n_statuses < MAX_RESULTS_PER_WAIT);
+	b->status_ids[b->n_statuses] = Int64GetDatum(t->job_id);
+	b->statuses[b->n_statuses] = JsonbPGetDatum(response);
+	b->n_statuses++;
+}
+
+/*
+ * Write the queued outcomes of one batch of answers in one short
+ * transaction: the ARNs of created attempts, then fairshare.apply_status()
+ * for each DescribeTrainingJob answer.  Notes whether any job left the
+ * placed states (a pass may decide something new).
+ */
+static void
+flush_outcomes(FairshareDispatch *d)
+{
+	OutcomeBatch *b = &d->batch;
+
+	if (b->n_arns == 0 && b->n_statuses == 0)
+		return;
+	begin_short_xact("fairshare dispatcher: outcomes");
+	if (b->n_arns > 0)
+	{
+		Oid			types[3] = {INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID};
+		Datum		values[3];
+
+		values[0] = PointerGetDatum(construct_array(b->arn_ids, b->n_arns, INT8OID, sizeof(int64),
+													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		values[1] = PointerGetDatum(construct_array(b->arn_names, b->n_arns, TEXTOID, -1, false,
+													TYPALIGN_INT));
+		values[2] = PointerGetDatum(construct_array(b->arns, b->n_arns, TEXTOID, -1, false,
+													TYPALIGN_INT));
+		exec_params("UPDATE fairshare.jobs j SET training_job_arn = u.arn "
+					"FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(job_id, name, arn) "
+					"WHERE j.job_id = u.job_id AND j.training_job_name = u.name "
+					"AND j.status IN ('SCHEDULED', 'STARTING', 'RUNNING') AND j.training_job_arn IS NULL",
+					3, types, values);
+	}
+	if (b->n_statuses > 0)
+	{
+		Oid			types[2] = {INT8ARRAYOID, JSONBARRAYOID};
+		Datum		values[2];
+		bool		isnull;
+
+		values[0] = PointerGetDatum(construct_array(b->status_ids, b->n_statuses, INT8OID, sizeof(int64),
+													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		values[1] = PointerGetDatum(construct_array(b->statuses, b->n_statuses, JSONBOID, -1, false,
+													TYPALIGN_INT));
+		if (SPI_execute_with_args("SELECT coalesce(bool_or(s NOT IN ('SCHEDULED', 'STARTING', 'RUNNING')), false) "
+								  "FROM (SELECT fairshare.apply_status(u.job_id, u.response) AS s "
+								  "FROM unnest($1::bigint[], $2::jsonb[]) WITH ORDINALITY AS u(job_id, response, n) "
+								  "ORDER BY u.n) applied",
+								  2, types, values, NULL, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "fairshare.apply_status failed");
+		if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+			d->turn_needed = true;
+	}
 	end_short_xact();
+	b->n_arns = 0;
+	b->n_statuses = 0;
 }
 
 static void
@@ -478,7 +670,7 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 						t->suspect = false;
 						t->next_describe = next_poll;
 						if (arn)
-							record_arn(t, arn);
+							queue_arn(d, t, arn);
 					}
 					break;
 				case FS_SM_RESOURCE_IN_USE:
@@ -512,8 +704,7 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 					t->exists = true;
 					t->suspect = false;
 					t->next_describe = next_poll;
-					if (apply_status(t->job_id, r->response))
-						d->turn_needed = true;
+					queue_status(d, t, r->response);
 					break;
 				case FS_SM_RESOURCE_NOT_FOUND:
 					if (t->exists)
@@ -569,12 +760,22 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 	}
 }
 
+/* Calls submitted but not yet started (queued, or backing off before a retry). */
+static int
+calls_waiting(FairshareDispatch *d)
+{
+	return fs_sm_pending(d->client) - fs_sm_in_flight(d->client);
+}
+
 /*
  * Wait up to timeout_ms, applying outcomes as they arrive.  Returns early
- * when the latch is set (a transaction changed jobs) or when an outcome
+ * when the latch is set (a transaction changed jobs), when an outcome
  * means a new pass may decide something (a job finished, failed, or went
- * back to its queue); otherwise keeps waiting, so a stream of answers does
- * not turn into a stream of passes.
+ * back to its queue), or when the last pass placed jobs and every call it
+ * led to has been started (it may have left jobs it could place; until
+ * then a wake or an outcome is remembered, not acted on);
+ * otherwise keeps waiting, so a stream of answers does not turn into a
+ * stream of passes.
  */
 void
 fairshare_dispatch_wait(FairshareDispatch *d, long timeout_ms)
@@ -591,14 +792,42 @@ fairshare_dispatch_wait(FairshareDispatch *d, long timeout_ms)
 
 		if (left_ms <= 0)
 			break;
+		if (d->pass_again && calls_waiting(d) == 0)
+		{
+			d->need_pass = true;
+			break;
+		}
+		/* What a failed flush left is in memory about to go (see reset). */
+		d->batch.n_arns = d->batch.n_statuses = 0;
 		MemoryContextReset(d->wait_cxt);
 		n = fs_sm_wait(d->client, left_ms, done, MAX_RESULTS_PER_WAIT);
 		for (int i = 0; i < n; i++)
 			handle_result(d, done[i]);
+		flush_outcomes(d);
 		CHECK_FOR_INTERRUPTS();
 		if (MyLatch->is_set || d->turn_needed || ConfigReloadPending)
+		{
+			d->need_pass = true;
+			if (d->pass_again && calls_waiting(d) > 0 && !ConfigReloadPending)
+			{
+				/*
+				 * The last pass's calls are still waiting to start: a pass
+				 * now would hold them up for its whole length, and what it
+				 * decides would queue behind them anyway.  Remember the
+				 * wake (the pass that follows sees every commit before this
+				 * reset) and keep them moving.
+				 */
+				ResetLatch(MyLatch);
+				continue;
+			}
 			break;
+		}
 	}
-	ResetLatch(MyLatch);
+	/*
+	 * Reset the latch only before a turn with a pass: that pass sees every
+	 * commit that set it.  Left set, it ends the next wait at once.
+	 */
+	if (d->need_pass)
+		ResetLatch(MyLatch);
 	MemoryContextSwitchTo(outer);
 }

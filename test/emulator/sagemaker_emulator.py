@@ -826,6 +826,7 @@ class Stats:
         self.creates = defaultdict(int)
         self.create_calls = defaultdict(int)
         self.create_times = {}
+        self.create_arrival_times = {}
         self.duplicate_creates = defaultdict(int)
         self.stops = defaultdict(int)
 
@@ -1114,6 +1115,7 @@ class Emulator:
                 "creates": dict(s.creates),
                 "create_calls": dict(s.create_calls),
                 "create_times": dict(s.create_times),
+                "create_arrival_times": dict(s.create_arrival_times),
                 "duplicate_creates": dict(s.duplicate_creates),
                 "stops": dict(s.stops),
                 "job_counts": dict(counts),
@@ -1424,6 +1426,9 @@ class Handler(BaseHTTPRequestHandler):
             if isinstance(req, dict) and isinstance(req.get("TrainingJobName"), str):
                 name = req["TrainingJobName"]
             status, payload, error_code = 200, API_METHODS[op](emu, req), None
+            if op == "CreateTrainingJob":
+                with emu.lock:
+                    emu.stats.create_arrival_times[name] = started
         except ApiError as e:
             status, payload, error_code = e.status, e.body(), e.code
         drop = None

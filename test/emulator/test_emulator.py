@@ -1275,6 +1275,8 @@ class TestStatsAndLoad(EmulatorTest):
         self.assertEqual(s["creates"], {"cnt-1": 1, "cnt-2": 1})
         for name in ("cnt-1", "cnt-2"):
             self.assertTrue(before <= s["create_times"][name] <= after)
+            self.assertTrue(before <= s["create_arrival_times"][name] <= s["create_times"][name])
+        self.assertEqual(set(s["create_arrival_times"]), {"cnt-1", "cnt-2"})
         self.assertLess(s["create_times"]["cnt-1"], s["create_times"]["cnt-2"])
         self.assertEqual(s["jobs"]["cnt-2"]["status"], "Stopping")
         self.assertEqual(s["job_counts"], {"InProgress": 1, "Stopping": 1})
