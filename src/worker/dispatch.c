@@ -14,9 +14,12 @@
  *
  *	 - An attempt without an ARN that this process has not created, and
  *	   that was placed before it started (a previous dispatcher may have
- *	   sent it before crashing), or whose create ended without an answer, is
- *	   *suspect*: it is looked up with DescribeTrainingJob first, and created
- *	   only if SageMaker does not know it.
+ *	   sent it before crashing), or whose create ended without an answer
+ *	   (the engine does not resend a create that was sent and went
+ *	   unanswered, see resend_unanswered_creates), or whose outcome could
+ *	   not be written, is *suspect*: it is looked up with
+ *	   DescribeTrainingJob first, and created only if SageMaker does not
+ *	   know it.  ResourceInUse on a create is still adopted, should it come.
  *	 - A stop request for an attempt that was never sent is carried out
  *	   without calling SageMaker: it never started.
  *	 - Every other stop is a StopTrainingJob; the job keeps its capacity
@@ -90,9 +93,20 @@ fairshare_dispatch_create(void)
 	/* The client lives as long as the process, not as long as a turn. */
 	{
 		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+		FsSmOptions opts;
 
 		d->client = fs_sm_client_create();
 		MemoryContextSwitchTo(old);
+
+		/*
+		 * A create that got no answer is not sent again blindly: it becomes
+		 * suspect, and is created again only if DescribeTrainingJob does not
+		 * know it.  So SageMaker is asked once per name, not just answered
+		 * ResourceInUse the second time.
+		 */
+		fs_sm_default_options(&opts);
+		opts.resend_unanswered_creates = false;
+		fs_sm_client_set_options(d->client, &opts);
 	}
 	d->started_at = GetCurrentTimestamp();
 	return d;
@@ -276,6 +290,26 @@ cancel_unsent(FairshareDispatch *d, AttemptTrack *t)
 
 /* ---------- a turn ---------- */
 
+/* A scheduling pass in its own transaction; returns the jobs it placed. */
+static int64
+run_pass(void)
+{
+	int64		placed = 0;
+
+	begin_short_xact("fairshare dispatcher: scheduling pass");
+	if (SPI_execute("SELECT count(*) FILTER (WHERE action = 'PLACE') FROM fairshare.schedule()",
+					false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not run the scheduling pass");
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+
+		placed = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	end_short_xact();
+	return placed;
+}
+
 long
 fairshare_dispatch_turn(FairshareDispatch *d)
 {
@@ -291,10 +325,11 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 	char	  **endpoints;
 	char	  **regions;
 	bool	   *placed_before;
+	int64		placed;
 	MemoryContext turn = CurrentMemoryContext;
 
 	d->turn_needed = false;
-	fairshare_dispatcher_exec("SELECT count(*) FROM fairshare.schedule()");
+	placed = run_pass();
 
 	/* The placed attempts and what each needs. */
 	begin_short_xact("fairshare dispatcher: work");
@@ -396,6 +431,15 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 	while ((t = hash_seq_search(&seq)) != NULL)
 		if (!t->seen && !t->in_flight)
 			hash_search(d->tracks, &t->job_id, HASH_REMOVE, NULL);
+
+	/*
+	 * A pass reads only the head of each share, so one that placed jobs may
+	 * have left room that the jobs behind them can use: the next pass comes
+	 * at once, not after a poll interval (the wait still moves the calls just
+	 * queued along).  A pass that placed nothing ends this.
+	 */
+	if (placed > 0)
+		wait_ms = 0;
 	return wait_ms;
 }
 
@@ -569,6 +613,62 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 	}
 }
 
+/* errcontext for an outcome being applied. */
+static void
+outcome_error_context(void *arg)
+{
+	const FsSmResult *r = (const FsSmResult *) arg;
+
+	errcontext("applying the outcome of SageMaker %s for job %lld",
+			   fs_sm_operation_name(r->operation), (long long) r->tag);
+}
+
+/*
+ * handle_result, with an ERROR in it (a trigger on fairshare.jobs, a job
+ * deleted under us, ...) reported and contained: the results after it in
+ * the same batch are handed out already and must still be applied, or their
+ * attempts would stay "in flight" for good and never be followed again.
+ * The attempt whose outcome could not be written is looked up afresh.
+ */
+static void
+handle_result_guarded(FairshareDispatch *d, const FsSmResult *r)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ErrorContextCallback errcallback;
+
+	errcallback.callback = outcome_error_context;
+	errcallback.arg = (void *) r;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
+	PG_TRY();
+	{
+		handle_result(d, r);
+	}
+	PG_CATCH();
+	{
+		int64		job_id = (int64) r->tag;
+		AttemptTrack *t;
+
+		error_context_stack = errcallback.previous;
+		MemoryContextSwitchTo(cxt);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		pgstat_report_activity(STATE_IDLE, NULL);
+		t = hash_search(d->tracks, &job_id, HASH_FIND, NULL);
+		if (t != NULL)
+		{
+			t->in_flight = false;
+			if (!t->exists)
+				t->suspect = true;
+			t->next_describe = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														   fairshare_poll_interval_ms);
+		}
+	}
+	PG_END_TRY();
+	error_context_stack = errcallback.previous;
+}
+
 /*
  * Wait up to timeout_ms, applying outcomes as they arrive.  Returns early
  * when the latch is set (a transaction changed jobs) or when an outcome
@@ -589,14 +689,13 @@ fairshare_dispatch_wait(FairshareDispatch *d, long timeout_ms)
 		long		left_ms = (long) ((end - GetCurrentTimestamp()) / 1000);
 		int			n;
 
-		if (left_ms <= 0)
-			break;
+		/* With no time left, still turn the engine once without waiting. */
 		MemoryContextReset(d->wait_cxt);
-		n = fs_sm_wait(d->client, left_ms, done, MAX_RESULTS_PER_WAIT);
+		n = fs_sm_wait(d->client, Max(left_ms, 0), done, MAX_RESULTS_PER_WAIT);
 		for (int i = 0; i < n; i++)
-			handle_result(d, done[i]);
+			handle_result_guarded(d, done[i]);
 		CHECK_FOR_INTERRUPTS();
-		if (MyLatch->is_set || d->turn_needed || ConfigReloadPending)
+		if (left_ms <= 0 || MyLatch->is_set || d->turn_needed || ConfigReloadPending)
 			break;
 	}
 	ResetLatch(MyLatch);
