@@ -54,7 +54,10 @@
  *	   drop the process's cached credentials and retry once, at once (the
  *	   cache may hold credentials that were rotated or revoked);
  *	 - after max_tries tries (5) the call is final: FS_SM_RETRYABLE_EXHAUSTED
- *	   with the last answer's status, type and message.
+ *	   with the last answer's status, type and message;
+ *	 - a CreateTrainingJob of a client without resend_unanswered_creates is
+ *	   final after a try that was sent and got no answer, and its seek
+ *	   callback refuses curl's resend (below): no name is sent twice.
  * curl itself resends a request once when a reused keep-alive connection
  * turns out to have been closed before any byte of the answer came -- which
  * is also what an answer lost after SageMaker acted looks like.  The body
@@ -133,6 +136,7 @@ typedef struct SmRequest
 	bool		credentials_refreshed;
 	size_t		read_pos;		/* of the body, for curl's read callback */
 	int			resends;		/* curl's own resends in this try */
+	bool		no_resend;		/* a create that must not be sent twice */
 
 	/* the try in flight; all but easy/headers are written by curl callbacks */
 	CURL	   *easy;
@@ -326,6 +330,7 @@ fs_sm_default_options(FsSmOptions *o)
 	o->backoff_base_ms = FS_SM_DEFAULT_BACKOFF_BASE_MS;
 	o->throttle_backoff_base_ms = FS_SM_DEFAULT_THROTTLE_BACKOFF_BASE_MS;
 	o->backoff_cap_ms = FS_SM_DEFAULT_BACKOFF_CAP_MS;
+	o->resend_unanswered_creates = true;
 }
 
 static void
@@ -473,7 +478,12 @@ seek_cb(void *userdata, curl_off_t offset, int origin)
 	if (origin != SEEK_SET || offset < 0 || (size_t) offset > r->body_len)
 		return CURL_SEEKFUNC_CANTSEEK;
 	if (offset == 0 && r->read_pos > 0)
+	{
+		/* the first send may have been acted on: refused for such creates */
+		if (r->no_resend)
+			return CURL_SEEKFUNC_FAIL;
 		r->resends++;
+	}
 	r->read_pos = (size_t) offset;
 	return CURL_SEEKFUNC_OK;
 }
@@ -878,6 +888,7 @@ classify_transport(FsSmClient *c, SmRequest *r, CURLcode rc,
 			*type = "ResolveFailed";
 			break;
 		case CURLE_GOT_NOTHING:
+		case CURLE_SEND_FAIL_REWIND:	/* a resend we refused (no_resend) */
 		case CURLE_SEND_ERROR:
 		case CURLE_RECV_ERROR:
 		case CURLE_PARTIAL_FILE:
@@ -1087,6 +1098,13 @@ try_finished(FsSmClient *c, SmRequest *r, CURLcode rc)
 		}
 		step = STEP_FINAL;
 	}
+	/*
+	 * A create sent without an answer may exist now: with no_resend the
+	 * caller looks it up before anything sends it again.  (A 5xx is still
+	 * retried: it is an answer, and SageMaker rarely acts before one.)
+	 */
+	if (step == STEP_RETRY && r->no_resend && rc != CURLE_OK && request_was_sent(r))
+		step = STEP_FINAL;
 	if ((step == STEP_RETRY || step == STEP_RETRY_THROTTLED) && r->tries < c->opts.max_tries)
 	{
 		delay = backoff_delay(c, step == STEP_RETRY_THROTTLED, r->tries);
@@ -1403,6 +1421,7 @@ submit(FsSmClient *c, FsSmOperation op, const char *endpoint_url,
 	r->body = pstrdup(body);
 	r->body_len = strlen(body);
 	r->submitted_at = GetCurrentTimestamp();
+	r->no_resend = op == FS_SM_CREATE_TRAINING_JOB && !c->opts.resend_unanswered_creates;
 	r->buf.max = FS_SM_MAX_RESPONSE_BYTES;
 	dlist_push_tail(&c->queued, &r->node);
 	c->n_queued++;

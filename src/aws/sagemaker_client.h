@@ -24,6 +24,13 @@
  *	   jittered exponential backoff, up to FsSmOptions.max_tries tries in
  *	   all; drops cached credentials and retries once, at once, when AWS
  *	   answers ExpiredToken*, InvalidSignature* or UnrecognizedClient;
+ *	 - unless FsSmOptions.resend_unanswered_creates (true by default), never
+ *	   sends a CreateTrainingJob again after a try that was sent and got no
+ *	   answer (dropped connection, timeout -- curl's own resend included):
+ *	   SageMaker may have acted on it, and the caller had better look the
+ *	   name up with DescribeTrainingJob than collect a ResourceInUse.  The
+ *	   call is then final at once, FS_SM_RETRYABLE_EXHAUSTED with
+ *	   ambiguous_tries > 0, however many tries were left;
  *	 - reports each call exactly once, when it is final, as an FsSmResult.
  * Connections are kept alive and reused between calls (HTTP/1.1, curl's
  * connection cache of the multi handle); TLS is always verified; plain
@@ -79,7 +86,9 @@ typedef enum FsSmErrorClass
 {
 	FS_SM_OK,					/* 2xx with a JSON (or empty) body */
 	FS_SM_RETRYABLE_EXHAUSTED,	/* throttled, 5xx, timed out or connection
-								 * failed on every one of max_tries tries */
+								 * failed on every one of max_tries tries
+								 * (or on one unanswered create, see
+								 * resend_unanswered_creates) */
 	FS_SM_VALIDATION,			/* ValidationException (not the not-found
 								 * kind), SerializationException, ... */
 	FS_SM_RESOURCE_IN_USE,		/* ResourceInUse: the name exists already */
@@ -115,6 +124,7 @@ typedef struct FsSmOptions
 	int			backoff_base_ms;	/* first retry delay ceiling (5xx, network) */
 	int			throttle_backoff_base_ms;	/* same, after throttling */
 	int			backoff_cap_ms; /* no retry delay ceiling above this */
+	bool		resend_unanswered_creates;	/* see "Retries" above */
 } FsSmOptions;
 
 #define FS_SM_DEFAULT_CONNECT_TIMEOUT_MS	10000

@@ -14,9 +14,12 @@
  *
  *	 - An attempt without an ARN that this process has not created, and
  *	   that was placed before it started (a previous dispatcher may have
- *	   sent it before crashing), or whose create ended without an answer, is
- *	   *suspect*: it is looked up with DescribeTrainingJob first, and created
- *	   only if SageMaker does not know it.
+ *	   sent it before crashing), or whose create ended without an answer
+ *	   (the engine does not resend a create that was sent and went
+ *	   unanswered, see resend_unanswered_creates), or whose outcome could
+ *	   not be written, is *suspect*: it is looked up with
+ *	   DescribeTrainingJob first, and created only if SageMaker does not
+ *	   know it.  ResourceInUse on a create is still adopted, should it come.
  *	 - A stop request for an attempt that was never sent is carried out
  *	   without calling SageMaker: it never started.
  *	 - Every other stop is a StopTrainingJob; the job keeps its capacity
@@ -111,9 +114,20 @@ fairshare_dispatch_create(void)
 	/* The client lives as long as the process, not as long as a turn. */
 	{
 		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+		FsSmOptions opts;
 
 		d->client = fs_sm_client_create();
 		MemoryContextSwitchTo(old);
+
+		/*
+		 * A create that got no answer is not sent again blindly: it becomes
+		 * suspect, and is created again only if DescribeTrainingJob does not
+		 * know it.  So SageMaker is asked once per name, not just answered
+		 * ResourceInUse the second time.
+		 */
+		fs_sm_default_options(&opts);
+		opts.resend_unanswered_creates = false;
+		fs_sm_client_set_options(d->client, &opts);
 	}
 	d->started_at = GetCurrentTimestamp();
 	d->need_pass = true;
@@ -760,6 +774,156 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 	}
 }
 
+/* errcontext for an outcome being applied. */
+static void
+outcome_error_context(void *arg)
+{
+	const FsSmResult *r = (const FsSmResult *) arg;
+
+	errcontext("applying the outcome of SageMaker %s for job %lld",
+			   fs_sm_operation_name(r->operation), (long long) r->tag);
+}
+
+/*
+ * handle_result, with an ERROR in it (a trigger on fairshare.jobs, a job
+ * deleted under us, ...) reported and contained: the results after it in
+ * the same batch are handed out already and must still be applied, or their
+ * attempts would stay "in flight" for good and never be followed again.
+ * The attempt whose outcome could not be written is looked up afresh.
+ */
+static void
+handle_result_guarded(FairshareDispatch *d, const FsSmResult *r)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ErrorContextCallback errcallback;
+
+	errcallback.callback = outcome_error_context;
+	errcallback.arg = (void *) r;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
+	PG_TRY();
+	{
+		handle_result(d, r);
+	}
+	PG_CATCH();
+	{
+		int64		job_id = (int64) r->tag;
+		AttemptTrack *t;
+
+		error_context_stack = errcallback.previous;
+		MemoryContextSwitchTo(cxt);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		pgstat_report_activity(STATE_IDLE, NULL);
+		t = hash_search(d->tracks, &job_id, HASH_FIND, NULL);
+		if (t != NULL)
+		{
+			t->in_flight = false;
+			if (!t->exists)
+				t->suspect = true;
+			t->next_describe = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														   fairshare_poll_interval_ms);
+		}
+	}
+	PG_END_TRY();
+	error_context_stack = errcallback.previous;
+}
+
+/*
+ * One DescribeTrainingJob answer applied on its own, an ERROR reported and
+ * contained: the attempt is looked up again after a poll interval.
+ */
+static void
+describe_error_context(void *arg)
+{
+	errcontext("applying the outcome of SageMaker DescribeTrainingJob for job %lld",
+			   (long long) *(const int64 *) arg);
+}
+
+static void
+apply_status_guarded(FairshareDispatch *d, int64 job_id, Jsonb *response)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ErrorContextCallback errcallback;
+
+	errcallback.callback = describe_error_context;
+	errcallback.arg = (void *) &job_id;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
+	PG_TRY();
+	{
+		if (apply_status(job_id, response))
+			d->turn_needed = true;
+	}
+	PG_CATCH();
+	{
+		AttemptTrack *t;
+
+		error_context_stack = errcallback.previous;
+		MemoryContextSwitchTo(cxt);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		pgstat_report_activity(STATE_IDLE, NULL);
+		t = hash_search(d->tracks, &job_id, HASH_FIND, NULL);
+		if (t != NULL)
+			t->next_describe = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														   fairshare_poll_interval_ms);
+	}
+	PG_END_TRY();
+	error_context_stack = errcallback.previous;
+}
+
+/*
+ * flush_outcomes, with an ERROR contained the same way.  One bad outcome
+ * must not keep the others of its batch from being written: after a failed
+ * batch each DescribeTrainingJob answer is applied on its own, and the one
+ * that fails is looked up again after a poll interval.  The ARNs of the
+ * batch are dropped; each comes back with its attempt's next describe.
+ */
+static void
+batch_error_context(void *arg)
+{
+	const OutcomeBatch *b = (const OutcomeBatch *) arg;
+
+	errcontext("writing the outcomes of %d SageMaker answers (%d ARNs, %d DescribeTrainingJob answers) in one transaction",
+			   b->n_arns + b->n_statuses, b->n_arns, b->n_statuses);
+}
+
+static void
+flush_outcomes_guarded(FairshareDispatch *d)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	OutcomeBatch *b = &d->batch;
+	ErrorContextCallback errcallback;
+
+	errcallback.callback = batch_error_context;
+	errcallback.arg = (void *) b;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
+	PG_TRY();
+	{
+		flush_outcomes(d);
+	}
+	PG_CATCH();
+	{
+		int			n = b->n_statuses;
+
+		error_context_stack = errcallback.previous;
+		MemoryContextSwitchTo(cxt);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		pgstat_report_activity(STATE_IDLE, NULL);
+		b->n_arns = b->n_statuses = 0;
+		for (int i = 0; i < n; i++)
+			apply_status_guarded(d, DatumGetInt64(b->status_ids[i]), DatumGetJsonbP(b->statuses[i]));
+	}
+	PG_END_TRY();
+	error_context_stack = errcallback.previous;
+}
+
 /* Calls submitted but not yet started (queued, or backing off before a retry). */
 static int
 calls_waiting(FairshareDispatch *d)
@@ -802,8 +966,8 @@ fairshare_dispatch_wait(FairshareDispatch *d, long timeout_ms)
 		MemoryContextReset(d->wait_cxt);
 		n = fs_sm_wait(d->client, left_ms, done, MAX_RESULTS_PER_WAIT);
 		for (int i = 0; i < n; i++)
-			handle_result(d, done[i]);
-		flush_outcomes(d);
+			handle_result_guarded(d, done[i]);
+		flush_outcomes_guarded(d);
 		CHECK_FOR_INTERRUPTS();
 		if (MyLatch->is_set || d->turn_needed || ConfigReloadPending)
 		{

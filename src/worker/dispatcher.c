@@ -10,11 +10,15 @@
  *		for placed attempts that have no ARN, StopTrainingJob for stop
  *		requests not yet sent, DescribeTrainingJob for attempts in SageMaker
  *		that are due a poll;
- *	 3. the calls, many in flight at once (dispatch.c), each outcome
- *		written in its own short transaction as it arrives.
+ *	 3. the calls, many in flight at once (dispatch.c), the outcomes of
+ *		each batch of answers written in one short transaction as they
+ *		arrive (one by one, should the batch fail).
  * No transaction is ever open across an HTTP call.  Between turns the
  * dispatcher waits on its latch, which any committed change to jobs sets
- * (shared_state.c), or for fairshare.poll_interval.
+ * (shared_state.c), or for fairshare.poll_interval -- or not at all after a
+ * pass that placed jobs, since there may be room for the ones behind them.
+ * An ERROR in a turn or in the wait is logged and the loop goes on after a
+ * second; it never ends the process.
  *
  * It exits non-zero on SIGTERM (so the postmaster restarts it after a
  * crash, and DROP DATABASE ... WITH (FORCE) can remove it), reloads its
@@ -64,27 +68,6 @@ fairshare_register_dispatcher(void)
 	snprintf(worker.bgw_name, BGW_MAXLEN, "fairshare dispatcher");
 	snprintf(worker.bgw_type, BGW_MAXLEN, "fairshare dispatcher");
 	RegisterBackgroundWorker(&worker);
-}
-
-/* Run one SQL statement in its own transaction; returns SPI_processed. */
-uint64
-fairshare_dispatcher_exec(const char *sql)
-{
-	uint64		processed;
-
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	SPI_connect();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	pgstat_report_activity(STATE_RUNNING, sql);
-	if (SPI_execute(sql, false, 0) < 0)
-		elog(ERROR, "fairshare dispatcher: \"%s\" failed", sql);
-	processed = SPI_processed;
-	SPI_finish();
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	pgstat_report_activity(STATE_IDLE, NULL);
-	return processed;
 }
 
 /* Is the extension installed (and its tables usable) in our database? */
@@ -158,10 +141,58 @@ reload_settings(void)
 	pfree(database);
 }
 
+/*
+ * Clean up after an ERROR caught in the main loop: report it, leave the
+ * failed transaction, and forget what a half-done turn left behind.
+ */
+static void
+recover_from_error(MemoryContext cxt, FairshareDispatch *dispatch)
+{
+	MemoryContextSwitchTo(cxt);
+	EmitErrorReport();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	if (dispatch != NULL)
+		fairshare_dispatch_reset(dispatch);
+}
+
+/*
+ * Wait for the latch, or for calls to finish, applying their outcomes.  The
+ * outcomes are written in transactions of their own, and the engine may
+ * raise (the credential chain failing, say): an ERROR here is a failed turn
+ * like any other, not the end of the process.  Returns false after one.
+ */
+static bool
+guarded_wait(MemoryContext cxt, FairshareDispatch *dispatch, long wait_ms)
+{
+	volatile bool ok = true;
+
+	PG_TRY();
+	{
+		if (dispatch != NULL)
+			fairshare_dispatch_wait(dispatch, wait_ms);
+		else if (wait_ms > 0)
+			wait_for(wait_ms);
+	}
+	PG_CATCH();
+	{
+		recover_from_error(cxt, dispatch);
+		ok = false;
+	}
+	PG_END_TRY();
+	return ok;
+}
+
 void
 fairshare_dispatcher_main(Datum main_arg)
 {
 	MemoryContext turn_context;
+
+	/*
+	 * Set inside PG_TRY and read after a longjmp out of it: volatile, or the
+	 * compiler may keep them in registers that the longjmp restores stale.
+	 */
 	volatile bool have_lock = false;
 	volatile bool lock_wait_logged = false;
 	FairshareDispatch *volatile dispatch = NULL;
@@ -183,8 +214,8 @@ fairshare_dispatcher_main(Datum main_arg)
 										 ALLOCSET_DEFAULT_SIZES);
 	for (;;)
 	{
-		long		wait_ms = fairshare_poll_interval_ms;
-		bool		ok = true;
+		volatile long wait_ms = fairshare_poll_interval_ms;
+		volatile bool ok = true;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -206,18 +237,23 @@ fairshare_dispatcher_main(Datum main_arg)
 				wait_ms = fairshare_poll_interval_ms;
 			else if (!have_lock && !(have_lock = take_dispatcher_lock()))
 			{
-				/* Once per wait, not once per poll: it may last a while. */
+				/* Say it once, not at every poll while the other session keeps it. */
 				if (!lock_wait_logged)
 					ereport(LOG,
 							(errmsg("fairshare dispatcher: another session holds the dispatcher lock on database \"%s\"; waiting",
 									fairshare_database),
-							 errhint("Another fairshare dispatcher, or a session that took advisory lock (%d, %d), is using this database.",
+							 errhint("Find it with: SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = %d AND objid = %d.",
 									 DISPATCHER_LOCK_KEY1, DISPATCHER_LOCK_KEY2)));
 				lock_wait_logged = true;
 				wait_ms = fairshare_poll_interval_ms;
 			}
 			else
 			{
+				if (lock_wait_logged)
+					ereport(LOG,
+							(errmsg("fairshare dispatcher: took the dispatcher lock on database \"%s\"",
+									fairshare_database)));
+				lock_wait_logged = false;
 				if (dispatch == NULL)
 					dispatch = fairshare_dispatch_create();
 				wait_ms = fairshare_dispatch_turn(dispatch);
@@ -228,22 +264,15 @@ fairshare_dispatcher_main(Datum main_arg)
 		PG_CATCH();
 		{
 			/* Report, clean up and try again shortly: one bad turn must not kill us. */
-			MemoryContextSwitchTo(turn_context);
-			EmitErrorReport();
-			FlushErrorState();
-			AbortCurrentTransaction();
-			if (dispatch != NULL)
-				fairshare_dispatch_reset(dispatch);
+			recover_from_error(turn_context, dispatch);
 			ok = false;
 		}
 		PG_END_TRY();
-		MemoryContextSwitchTo(TopMemoryContext);
 
 		if (!ok)
 			wait_ms = ERROR_BACKOFF_MS;
-		if (dispatch != NULL && wait_ms > 0)
-			fairshare_dispatch_wait(dispatch, wait_ms);
-		else if (wait_ms > 0)
-			wait_for(wait_ms);
+		if (!guarded_wait(turn_context, dispatch, wait_ms))
+			wait_for(ERROR_BACKOFF_MS);
+		MemoryContextSwitchTo(TopMemoryContext);
 	}
 }
