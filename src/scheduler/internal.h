@@ -185,6 +185,7 @@ typedef struct FsPass
 	int64_t    *env_max;		/* FS_NO_LIMIT when no limit of that unit */
 	int64_t    *env_occupied;
 	int64_t    *env_held;
+	int64_t    *env_held_starving;	/* ... of it, for starvation nominees */
 	int64_t    *env_total;		/* [e]: instances in total (compute reservation) */
 	int64_t    *env_placements; /* [e]: placements made there in this pass */
 
@@ -233,6 +234,14 @@ typedef struct FsRules
 	bool		respect_reserve;	/* quota: keep RESERVE shares' unused room */
 	bool		respect_compute_reservation;	/* fair share: restricted share */
 	int			own_nominee;	/* whose hold and nomination do not count, or -1 */
+
+	/*
+	 * A victim search: the job will be a preemption nominee, placed before
+	 * any starvation hold applies (step 1 of every pass), so starvation
+	 * holds claim none of the room its victims free -- only room that is
+	 * free already (capacity.c: raw_room).
+	 */
+	bool		before_starvation_holds;
 } FsRules;
 
 /* pass.c */

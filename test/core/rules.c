@@ -1133,6 +1133,101 @@ test_in_share_preemption_does_not_borrow_more(void)
 	sim_free(&sim);
 }
 
+/*
+ * Design 2.6: room being stopped is held for the job it was freed for, and
+ * a preemption takes only as much as the job needs.  A starving sweep
+ * trial's hold (2.2a) claims room as it frees up, but jobs that victims
+ * were stopped for are placed first in every pass (step 1), so it never
+ * gets a victim's room: the victims must not be sized to cover it too.
+ * The shape of --seed 17 at 19:13 in bench/simulate: an urgent
+ * 32-instance production job on a full environment stopped 16 + 16 + 8.
+ */
+static void
+test_in_share_victims_ignore_starvation_hold(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				prod,
+				expl,
+				sweeps,
+				old8,
+				mid16,
+				new16,
+				starver,
+				urgent,
+				i,
+				n;
+
+	sim_init(&sim);
+	t = sim_type(&sim, "ml.p4d.24xlarge");
+	env = sim_env(&sim, "P4Env");
+	sim_env_limit(&sim, env, t, 128);
+	q = sim_queue(&sim, "quota", 1, FS_POLICY_QUOTA_SHARE);
+	sim_queue_env(&sim, q, env);
+	prod = sim_share(&sim, q, "production");
+	expl = sim_share(&sim, q, "exploration");
+	sweeps = sim_share(&sim, q, "sweeps");
+	sim_share_limit(&sim, prod, t, 64);
+	sim_share_limit(&sim, expl, t, 56);
+	sim_share_limit(&sim, sweeps, t, 8);
+	for (i = 0; i < 3; i++)
+	{
+		sim.shares[prod + i].strategy = FS_STRATEGY_LEND_AND_BORROW;
+		sim.shares[prod + i].borrow_limit = -1;
+	}
+	sim.shares[prod].in_share_preemption = true;
+
+	/* production holds 40 of its 64; the borrowers fill the rest */
+	old8 = sim_run(&sim, prod, env, t, 8, 90);
+	sim.jobs[old8].started_at = sim.now - FS_SECONDS(7 * 3600);
+	mid16 = sim_run(&sim, prod, env, t, 16, 90);
+	sim.jobs[mid16].started_at = sim.now - FS_SECONDS(70 * 60);
+	new16 = sim_run(&sim, prod, env, t, 16, 90);
+	sim.jobs[new16].started_at = sim.now - FS_SECONDS(24 * 60);
+	for (i = 0; i < 4; i++)
+		sim_run(&sim, expl, env, t, 16, 50);
+	for (i = 0; i < 6; i++)
+		sim_run(&sim, sweeps, env, t, 4, 10);
+
+	/* a sweep trial that starved: room is held for it as it frees up */
+	starver = sim_submit(&sim, sweeps, 4, 10, t);
+	sim.jobs[starver].runnable_at = sim.now - FS_SECONDS(5 * 3600);
+	sim.jobs[starver].nomination.kind = FS_NOMINATION_STARVATION;
+	sim.jobs[starver].nomination.environment = env;
+	sim.jobs[starver].nomination.instance_type = t;
+	sim.jobs[starver].nomination.since = sim.now - FS_SECONDS(60);
+
+	urgent = sim_submit(&sim, prod, 32, 95, t);
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_NOMINATE, ID(urgent)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PREEMPT, ID(new16)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PREEMPT, ID(mid16)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PREEMPT, ID(old8)) == NULL);
+	CHECK_EQ(sim_count(&sim, FS_DECISION_PREEMPT), 2);
+	CHECK(sim.jobs[starver].nomination.kind == FS_NOMINATION_STARVATION);
+
+	/*
+	 * And the 32 instances it bought are its own once they have stopped:
+	 * nothing more is stopped for it.  (The two victims come back within
+	 * production's guarantee and reclaim from the borrowers: that is theirs.)
+	 */
+	for (n = 0; n < 10 && sim.jobs[urgent].state == SIM_RUNNABLE; n++)
+	{
+		sim_advance(&sim, sim.stop_delay);
+		sim_pass(&sim);
+		for (i = 0; i < sim.result->n_decisions; i++)
+			CHECK(sim.result->decisions[i].kind != FS_DECISION_PREEMPT ||
+				  sim.result->decisions[i].for_job_id != ID(urgent));
+	}
+	CHECK(sim.jobs[urgent].state == SIM_RUNNING);
+	CHECK(sim.jobs[old8].state == SIM_RUNNING);
+	CHECK(sim.jobs[starver].state == SIM_RUNNABLE);
+	CHECK(sim.jobs[starver].nomination.kind == FS_NOMINATION_STARVATION);
+	sim_free(&sim);
+}
+
 static void
 test_prefix_used_up_stops_the_pass(void)
 {
@@ -1591,6 +1686,7 @@ const TestCase rule_tests[] = {
 	{"check_input", test_check_input},
 	{"arena_allocator_and_no_leaks", test_arena_allocator_and_no_leaks},
 	{"in_share_preemption_does_not_borrow_more", test_in_share_preemption_does_not_borrow_more},
+	{"in_share_victims_ignore_starvation_hold", test_in_share_victims_ignore_starvation_hold},
 	{"prefix_used_up_stops_the_pass", test_prefix_used_up_stops_the_pass},
 	{"starvation_needs_backfill", test_starvation_needs_backfill},
 	{"same_moment_placement_is_no_victim", test_same_moment_placement_is_no_victim},
