@@ -331,6 +331,35 @@ fs_keep_reserve(FsPass *pass, int queue)
 /* ---------- environments ---------- */
 
 /*
+ * The holds of starvation nominees on (env, unit) that a job gone by
+ * rules->gone_by may use: those whose room is complete only after that.
+ * Whatever happens until then, the nominee's room is complete by its
+ * complete_by (every job counted for it has ended, and this one too), so
+ * the back-fill never makes it start later than the hold alone guarantees.
+ */
+static int64_t
+backfill_room(FsPass *pass, int env, int unit_index, const FsRules *rules)
+{
+	int64_t		room = 0;
+	int			i;
+
+	for (i = 0; i < pass->n_nominees; i++)
+	{
+		FsNominee  *n = &pass->nominees[i];
+
+		if (!n->active || !n->hold_applied || n->kind != FS_NOMINATION_STARVATION ||
+			n->environment != env || i == rules->own_nominee ||
+			n->complete_by <= 0 || rules->gone_by > n->complete_by)
+			continue;
+		if (unit_index == 0)
+			room += n->hold_num;
+		else if (unit_index == FS_UNIT_INDEX(n->instance_type))
+			room += n->hold_type;
+	}
+	return room;
+}
+
+/*
  * limit - occupied - held of one environment unit, not counting the hold of
  * rules->own_nominee.
  *
@@ -371,6 +400,8 @@ raw_room(FsPass *pass, int env, int unit_index, const FsRules *rules)
 		if (n->kind == FS_NOMINATION_STARVATION)
 			starving -= own;
 	}
+	if (rules->gone_by > 0 && starving > 0)
+		room += backfill_room(pass, env, unit_index, rules);
 	if (rules->before_starvation_holds && starving > 0)
 	{
 		/* the room left after preemption nominees' holds, and what of it is free */
@@ -664,7 +695,13 @@ fs_pair_fits(FsPass *pass, int job, int env, int type, const FsRules *rules, FsF
 	FsJobState *js = &pass->jobs[job];
 	int			count = js->job->instance_count;
 	int			share = js->share;
+	FsRules		backfill = *rules;
 	int			u;
+
+	/* a job certain to be gone in time may back-fill starving jobs' room */
+	if (js->job->max_occupancy > 0 && !rules->before_starvation_holds)
+		backfill.gone_by = pass->in->now + js->job->max_occupancy;
+	rules = &backfill;
 
 	/* the quota share's own limits first: they say most about why it waits */
 	if (rules->right != FS_RIGHT_NONE && share_is_quota(pass, share))
@@ -835,6 +872,8 @@ fs_place(FsPass *pass, int job, int env, int type)
 		quota_place(pass, js->share, env, type, count);
 
 	js->status = FS_JOB_PLACED;
+	js->placed_env = env;
+	js->placed_type = type;
 	while (ss->head < ss->first_job + ss->n_jobs &&
 		   (pass->jobs[ss->head].status == FS_JOB_PLACED ||
 			pass->jobs[ss->head].status == FS_JOB_MISCONFIGURED))

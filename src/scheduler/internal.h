@@ -107,6 +107,8 @@ typedef struct FsJobState
 	bool		misconfiguration_known;
 	bool		considered;
 	bool		tried_guaranteed;	/* quota step 2 tried it within its guarantee */
+	int			placed_env;		/* where this pass placed it (status PLACED) */
+	int			placed_type;
 	bool		could_fit_known;
 	uint64_t	could_fit;		/* bit e * n_types + t: pair (e, t) could ever fit */
 } FsJobState;
@@ -172,6 +174,13 @@ typedef struct FsNominee
 	int64_t		stopping_type;	/* ... of its instance type */
 	int64_t		hold_num;		/* what it holds of the NUM_INSTANCES unit */
 	int64_t		hold_type;		/* ... and of its instance type */
+
+	/*
+	 * A starvation nominee holding room: its room is complete by then at the
+	 * latest, counting only jobs whose end is known (0: not known).
+	 * A job certain to be gone by then may use the held room (back-fill).
+	 */
+	FsTime		complete_by;
 } FsNominee;
 
 typedef struct FsPass
@@ -242,6 +251,13 @@ typedef struct FsRules
 	 * free already (capacity.c: raw_room).
 	 */
 	bool		before_starvation_holds;
+
+	/*
+	 * A placement of a job certain to be gone by then (0: not known): it may
+	 * use room held for starvation nominees whose room is complete only
+	 * later (capacity.c: raw_room; set by fs_pair_fits).
+	 */
+	FsTime		gone_by;
 } FsRules;
 
 /* pass.c */
@@ -263,6 +279,7 @@ extern void fs_serve_starver(FsPass *pass, int queue, const FsRules *rules);
 extern bool fs_job_is_head(FsPass *pass, int job);
 extern void fs_note_starving(FsPass *pass, int queue, int job, const FsFit *fit);
 extern void fs_nominate_starving_job(FsPass *pass, int queue);
+extern void fs_starver_complete_by(FsPass *pass, int nominee);
 
 /* the loaded jobs of a queue as one list in share order (pass.c) */
 typedef struct FsMerge
