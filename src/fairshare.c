@@ -32,6 +32,7 @@ char	   *fairshare_endpoint_url = NULL;
 int			fairshare_preemption_min_runtime_s = 300;
 int			fairshare_capacity_backoff_s = 600;
 int			fairshare_starvation_seconds = 3600;
+int			fairshare_backfill_allowance_s = 1800;
 int			fairshare_retention_s = 30 * 86400;
 
 void		_PG_init(void);
@@ -169,6 +170,12 @@ _PG_init(void)
 							"Wait after which the head job of a queue or share has capacity held for it.",
 							NULL,
 							&fairshare_starvation_seconds, 3600, 0, 365 * 86400,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.backfill_allowance",
+							"Added to a job's time limit for the longest it can hold its instances (startup, stop).",
+							"Jobs certain to be gone in time may use room held for a starving job; -1 turns that off.",
+							&fairshare_backfill_allowance_s, 1800, -1, 7 * 86400,
 							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("fairshare.retention",

@@ -26,6 +26,7 @@ extern char *fairshare_endpoint_url;
 extern int	fairshare_preemption_min_runtime_s;
 extern int	fairshare_capacity_backoff_s;
 extern int	fairshare_starvation_seconds;
+extern int	fairshare_backfill_allowance_s;
 extern int	fairshare_retention_s;
 
 #endif							/* FAIRSHARE_H */

@@ -147,6 +147,8 @@ submit_due_jobs(Day *d)
 		JobTrack   *t = &d->track[job];
 
 		expect(d, job == d->n_submitted, "the Sim numbers jobs in submission order");
+		if (d->config->runtime_allowance > 0)
+			d->sim.jobs[job].max_occupancy = wj->time_limit + d->config->runtime_allowance;
 		memset(t, 0, sizeof(*t));
 		t->state = SIM_RUNNABLE;
 		t->runnable_since = d->sim.now;
@@ -493,6 +495,8 @@ advance_to(Day *d, FsTime t1)
 		{
 			expect(d, t->placed_at + t->startup + d->workload->jobs[i].run_time == sim->now,
 					   "a job finished other than after its startup and run time");
+			expect(d, j->max_occupancy <= 0 || sim->now <= t->placed_at + j->max_occupancy,
+				   "a job held its instances longer than its time limit and allowance");
 			t->held += sim->now - t->placed_at;
 			t->finished_at = sim->now;
 			d->n_finished++;

@@ -40,6 +40,13 @@ typedef struct DayConfig
 	FsTime		horizon;		/* every job must have finished this long after
 								 * the measured day */
 	int64_t		trace_job;		/* > 0: print every decision about this job */
+
+	/*
+	 * What the wrapper adds to a job's time limit for the longest it may hold
+	 * its instances once placed (startup and stop); 0: jobs carry no time
+	 * limit to the core, and nothing back-fills room held for starving jobs.
+	 */
+	FsTime		runtime_allowance;
 } DayConfig;
 
 /* Instance-time is counted in instance-microseconds, exactly. */

@@ -38,6 +38,9 @@
  *   --capacity N        instances in the environment (default 128)
  *   --poll SECONDS      fairshare.poll_interval (default 5)
  *   --starvation S      fairshare.starvation_seconds (default 3600; 0 = off)
+ *   --allowance S       added to a job's time limit for the most it holds its
+ *                       instances (default 900; 0 = jobs pass no time limit,
+ *                       so nothing back-fills room held for starving jobs)
  *   --summary           also one "summary POLICY KEY VALUE" line per number,
  *                       for scripts (test/simulate/simulate.test, seeds.sh)
  *   --jobs FILE         one CSV line per job and policy, for looking closer
@@ -64,6 +67,7 @@ typedef struct Options
 	bool		summary;
 	const char *jobs_file;		/* --jobs: per-job CSV */
 	int			starvation_seconds;
+	int			allowance_seconds;
 	int			warmup_days;
 	long long	trace_job;		/* --trace: decisions about this job, to stderr */
 	int			n_policies;
@@ -74,7 +78,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: simulate [--seed N] [--policies KEY,...] [--warmup DAYS] [--capacity N]\n"
-			"                [--poll SECONDS] [--starvation SECONDS] [--summary] [--jobs FILE.csv] [--trace JOB]\n"
+			"                [--poll SECONDS] [--starvation SECONDS] [--allowance SECONDS] [--summary]\n"
+			"                [--jobs FILE.csv] [--trace JOB]\n"
 			"  policies: fifo strict-fifo priority fair-share quota-shares quota-fair\n");
 	exit(2);
 }
@@ -110,6 +115,7 @@ parse_options(Options *o, int argc, char **argv)
 	o->capacity = 128;
 	o->poll_seconds = 5;
 	o->starvation_seconds = 3600;
+	o->allowance_seconds = 900;
 	o->warmup_days = 1;
 	for (i = 0; default_policy_keys[i] != NULL; i++)
 		o->policies[o->n_policies++] = policy_by_key(default_policy_keys[i]);
@@ -127,6 +133,8 @@ parse_options(Options *o, int argc, char **argv)
 			o->jobs_file = argv[++i];
 		else if (strcmp(argv[i], "--starvation") == 0 && i + 1 < argc)
 			o->starvation_seconds = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--allowance") == 0 && i + 1 < argc)
+			o->allowance_seconds = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
 			o->warmup_days = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--trace") == 0 && i + 1 < argc)
@@ -203,6 +211,11 @@ print_header(const Options *o, const Workload *w)
 	printf("  SageMaker    startup 3-8 min per attempt, stop 2 min; a pass on every event and every %d s\n",
 		   o->poll_seconds);
 	printf("  settings     preemption_min_runtime 300 s, starvation_seconds %d s\n", o->starvation_seconds);
+	if (o->allowance_seconds > 0)
+		printf("  time limits  MaxRuntimeInSeconds 1.5 x training, rounded up to 10 min; + %d s for startup and stop\n",
+			   o->allowance_seconds);
+	else
+		printf("  time limits  none passed to the core\n");
 	printf("  workload     %d jobs, %.0f instance-hours of training (%.0f%% of the day's %.0f)\n",
 		   jobs[0] + jobs[1] + jobs[2], total, percent(total, capacity_hours), capacity_hours);
 	for (c = 0; c < N_CLASSES; c++)
@@ -452,6 +465,7 @@ main(int argc, char **argv)
 	config.day_length = FS_SECONDS(86400);
 	config.horizon = FS_SECONDS(14 * 86400);
 	config.trace_job = o.trace_job;
+	config.runtime_allowance = FS_SECONDS(o.allowance_seconds);
 
 	if (o.jobs_file != NULL && (jobs = fopen(o.jobs_file, "w")) == NULL)
 	{

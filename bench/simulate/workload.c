@@ -145,6 +145,21 @@ clip_run_time(double minutes)
 	return (FsTime) (minutes * (double) MINUTE);
 }
 
+/*
+ * The time limit a submitter would set (MaxRuntimeInSeconds): half as long
+ * again as the training takes, rounded up to 10 minutes -- a user who knows
+ * roughly how long the job runs and leaves room for a slow day.  Computed,
+ * not drawn, so a seed's day is the same with or without time limits.
+ */
+static FsTime
+time_limit_for(FsTime run_time)
+{
+	FsTime		ten = 10 * MINUTE;
+	FsTime		limit = run_time + run_time / 2;
+
+	return (limit + ten - 1) / ten * ten;
+}
+
 static WorkloadJob *
 add_job(Workload *w, int *capacity, int day)
 {
@@ -203,6 +218,7 @@ generate_day(Workload *w, int *capacity, Rng *rng, int day)
 		j->submit_at = midnight + working_day_time(rng);
 		j->instances = production_sizes[pick(rng, production_mix, 3)];
 		j->run_time = clip_run_time(log_normal(rng, 90, 0.6));
+		j->time_limit = time_limit_for(j->run_time);
 		j->priority = uniform_int(rng, 0, 3) == 0 ? 95 : 90;
 	}
 	for (i = 0; i < N_EXPLORATION_SESSIONS; i++)
@@ -218,6 +234,7 @@ generate_day(Workload *w, int *capacity, Rng *rng, int day)
 			j->submit_at = at;
 			j->instances = exploration_sizes[pick(rng, exploration_mix, 5)];
 			j->run_time = clip_run_time(log_normal(rng, 60, 0.9));
+			j->time_limit = time_limit_for(j->run_time);
 			j->priority = 50;
 			at += FS_SECONDS(uniform_int(rng, 10, 180));
 		}
@@ -237,6 +254,7 @@ generate_day(Workload *w, int *capacity, Rng *rng, int day)
 			j->submit_at = at;
 			j->instances = size;
 			j->run_time = clip_run_time(log_normal(rng, median, 0.3));
+			j->time_limit = time_limit_for(j->run_time);
 			j->priority = 10;
 			j->sweep = w->n_sweeps;
 			at += FS_SECONDS(uniform_int(rng, 1, 2));

@@ -37,6 +37,7 @@ typedef struct WorkloadJob
 	int			day;			/* 0-based; the last one is the measured day */
 	int			instances;		/* ml.p4d.24xlarge instances, 1..32 */
 	FsTime		run_time;		/* training time once started (after startup) */
+	FsTime		time_limit;		/* StoppingCondition.MaxRuntimeInSeconds */
 	int			priority;		/* scheduling_priority */
 	int			sweep;			/* which sweep it belongs to, -1 for none */
 } WorkloadJob;

@@ -330,28 +330,84 @@ fs_keep_reserve(FsPass *pass, int queue)
 
 /* ---------- environments ---------- */
 
-/* limit - occupied - held of one environment unit, not counting own_nominee's hold */
+/*
+ * The holds of starvation nominees on (env, unit) that a job gone by
+ * rules->gone_by may use: those whose room is complete only after that.
+ * Whatever happens until then, the nominee's room is complete by its
+ * complete_by (every job counted for it has ended, and this one too), so
+ * the back-fill never makes it start later than the hold alone guarantees.
+ */
 static int64_t
-raw_room(FsPass *pass, int env, int unit_index, int own_nominee)
+backfill_room(FsPass *pass, int env, int unit_index, const FsRules *rules)
+{
+	int64_t		room = 0;
+	int			i;
+
+	for (i = 0; i < pass->n_nominees; i++)
+	{
+		FsNominee  *n = &pass->nominees[i];
+
+		if (!n->active || !n->hold_applied || n->kind != FS_NOMINATION_STARVATION ||
+			n->environment != env || i == rules->own_nominee ||
+			n->complete_by <= 0 || rules->gone_by > n->complete_by)
+			continue;
+		if (unit_index == 0)
+			room += n->hold_num;
+		else if (unit_index == FS_UNIT_INDEX(n->instance_type))
+			room += n->hold_type;
+	}
+	return room;
+}
+
+/*
+ * limit - occupied - held of one environment unit, not counting the hold of
+ * rules->own_nominee.
+ *
+ * For a victim search (before_starvation_holds), room held for starvation
+ * nominees counts only as far as it is free now.  Their holds claim room
+ * as it frees up, and may claim more than is free; but the room victims
+ * free is held for the job they were stopped for (design 2.6), and that
+ * job, a preemption nominee, is placed in step 1 of every pass, before any
+ * starvation hold applies.  Counting the claim as well would stop one
+ * victim more than the job needs, its room going to the starving job.
+ */
+static int64_t
+raw_room(FsPass *pass, int env, int unit_index, const FsRules *rules)
 {
 	int64_t		max = *fs_env_unit(pass, pass->env_max, env, unit_index);
 	int64_t		room;
+	int64_t		starving;
+	int			own_nominee = rules->own_nominee;
 
 	if (max == FS_NO_LIMIT)
 		return FS_UNLIMITED;
 	room = max - *fs_env_unit(pass, pass->env_occupied, env, unit_index)
 		- *fs_env_unit(pass, pass->env_held, env, unit_index);
+	starving = *fs_env_unit(pass, pass->env_held_starving, env, unit_index);
 	if (own_nominee >= 0)
 	{
 		FsNominee  *n = &pass->nominees[own_nominee];
+		int64_t		own = 0;
 
 		if (n->hold_applied && n->environment == env)
 		{
 			if (unit_index == 0)
-				room += n->hold_num;
+				own = n->hold_num;
 			else if (unit_index == FS_UNIT_INDEX(n->instance_type))
-				room += n->hold_type;
+				own = n->hold_type;
 		}
+		room += own;
+		if (n->kind == FS_NOMINATION_STARVATION)
+			starving -= own;
+	}
+	if (rules->gone_by > 0 && starving > 0)
+		room += backfill_room(pass, env, unit_index, rules);
+	if (rules->before_starvation_holds && starving > 0)
+	{
+		/* the room left after preemption nominees' holds, and what of it is free */
+		int64_t		before = room + starving;
+
+		room = before <= 0 ? before : (room > 0 ? room : 0);
 	}
 	return room;
 }
@@ -381,7 +437,7 @@ raw_room_of_total(FsPass *pass, int env, int own_nominee)
 int64_t
 fs_env_room(FsPass *pass, int env, int unit_index, int share, const FsRules *rules)
 {
-	int64_t		room = raw_room(pass, env, unit_index, rules->own_nominee);
+	int64_t		room = raw_room(pass, env, unit_index, rules);
 
 	if (room == FS_UNLIMITED)
 		return room;
@@ -401,7 +457,7 @@ fs_env_room(FsPass *pass, int env, int unit_index, int share, const FsRules *rul
 
 			for (i = 0; i < q->n_environments; i++)
 			{
-				int64_t		r = raw_room(pass, q->environments[i], unit_index, rules->own_nominee);
+				int64_t		r = raw_room(pass, q->environments[i], unit_index, rules);
 
 				if (r == FS_UNLIMITED)
 					continue;	/* no limit of the unit: nothing kept there */
@@ -415,6 +471,16 @@ fs_env_room(FsPass *pass, int env, int unit_index, int share, const FsRules *rul
 	return room;
 }
 
+/* Add (sign 1) or take away (-1) a nominee's hold in one of the held arrays. */
+static void
+held_change(FsPass *pass, int64_t *held, const FsNominee *n, int sign)
+{
+	*fs_env_unit(pass, held, n->environment, 0) += sign * n->hold_num;
+	if (type_in_range(pass, n->instance_type))
+		*fs_env_unit(pass, held, n->environment,
+					 FS_UNIT_INDEX(n->instance_type)) += sign * n->hold_type;
+}
+
 /* Hold a nominee's room: from now on nobody else can use it. */
 void
 fs_hold(FsPass *pass, int nominee)
@@ -423,10 +489,9 @@ fs_hold(FsPass *pass, int nominee)
 
 	if (n->hold_applied)
 		return;
-	*fs_env_unit(pass, pass->env_held, n->environment, 0) += n->hold_num;
-	if (type_in_range(pass, n->instance_type))
-		*fs_env_unit(pass, pass->env_held, n->environment,
-					 FS_UNIT_INDEX(n->instance_type)) += n->hold_type;
+	held_change(pass, pass->env_held, n, 1);
+	if (n->kind == FS_NOMINATION_STARVATION)
+		held_change(pass, pass->env_held_starving, n, 1);
 	n->hold_applied = true;
 }
 
@@ -437,10 +502,9 @@ fs_unhold(FsPass *pass, int nominee)
 
 	if (!n->hold_applied)
 		return;
-	*fs_env_unit(pass, pass->env_held, n->environment, 0) -= n->hold_num;
-	if (type_in_range(pass, n->instance_type))
-		*fs_env_unit(pass, pass->env_held, n->environment,
-					 FS_UNIT_INDEX(n->instance_type)) -= n->hold_type;
+	held_change(pass, pass->env_held, n, -1);
+	if (n->kind == FS_NOMINATION_STARVATION)
+		held_change(pass, pass->env_held_starving, n, -1);
 	n->hold_applied = false;
 }
 
@@ -631,7 +695,13 @@ fs_pair_fits(FsPass *pass, int job, int env, int type, const FsRules *rules, FsF
 	FsJobState *js = &pass->jobs[job];
 	int			count = js->job->instance_count;
 	int			share = js->share;
+	FsRules		backfill = *rules;
 	int			u;
+
+	/* a job certain to be gone in time may back-fill starving jobs' room */
+	if (js->job->max_occupancy > 0 && !rules->before_starvation_holds)
+		backfill.gone_by = pass->in->now + js->job->max_occupancy;
+	rules = &backfill;
 
 	/* the quota share's own limits first: they say most about why it waits */
 	if (rules->right != FS_RIGHT_NONE && share_is_quota(pass, share))
@@ -802,6 +872,8 @@ fs_place(FsPass *pass, int job, int env, int type)
 		quota_place(pass, js->share, env, type, count);
 
 	js->status = FS_JOB_PLACED;
+	js->placed_env = env;
+	js->placed_type = type;
 	while (ss->head < ss->first_job + ss->n_jobs &&
 		   (pass->jobs[ss->head].status == FS_JOB_PLACED ||
 			pass->jobs[ss->head].status == FS_JOB_MISCONFIGURED))

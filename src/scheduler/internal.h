@@ -107,6 +107,8 @@ typedef struct FsJobState
 	bool		misconfiguration_known;
 	bool		considered;
 	bool		tried_guaranteed;	/* quota step 2 tried it within its guarantee */
+	int			placed_env;		/* where this pass placed it (status PLACED) */
+	int			placed_type;
 	bool		could_fit_known;
 	uint64_t	could_fit;		/* bit e * n_types + t: pair (e, t) could ever fit */
 } FsJobState;
@@ -172,6 +174,13 @@ typedef struct FsNominee
 	int64_t		stopping_type;	/* ... of its instance type */
 	int64_t		hold_num;		/* what it holds of the NUM_INSTANCES unit */
 	int64_t		hold_type;		/* ... and of its instance type */
+
+	/*
+	 * A starvation nominee holding room: its room is complete by then at the
+	 * latest, counting only jobs whose end is known (0: not known).
+	 * A job certain to be gone by then may use the held room (back-fill).
+	 */
+	FsTime		complete_by;
 } FsNominee;
 
 typedef struct FsPass
@@ -185,6 +194,7 @@ typedef struct FsPass
 	int64_t    *env_max;		/* FS_NO_LIMIT when no limit of that unit */
 	int64_t    *env_occupied;
 	int64_t    *env_held;
+	int64_t    *env_held_starving;	/* ... of it, for starvation nominees */
 	int64_t    *env_total;		/* [e]: instances in total (compute reservation) */
 	int64_t    *env_placements; /* [e]: placements made there in this pass */
 
@@ -233,6 +243,21 @@ typedef struct FsRules
 	bool		respect_reserve;	/* quota: keep RESERVE shares' unused room */
 	bool		respect_compute_reservation;	/* fair share: restricted share */
 	int			own_nominee;	/* whose hold and nomination do not count, or -1 */
+
+	/*
+	 * A victim search: the job will be a preemption nominee, placed before
+	 * any starvation hold applies (step 1 of every pass), so starvation
+	 * holds claim none of the room its victims free -- only room that is
+	 * free already (capacity.c: raw_room).
+	 */
+	bool		before_starvation_holds;
+
+	/*
+	 * A placement of a job certain to be gone by then (0: not known): it may
+	 * use room held for starvation nominees whose room is complete only
+	 * later (capacity.c: raw_room; set by fs_pair_fits).
+	 */
+	FsTime		gone_by;
 } FsRules;
 
 /* pass.c */
@@ -254,6 +279,7 @@ extern void fs_serve_starver(FsPass *pass, int queue, const FsRules *rules);
 extern bool fs_job_is_head(FsPass *pass, int job);
 extern void fs_note_starving(FsPass *pass, int queue, int job, const FsFit *fit);
 extern void fs_nominate_starving_job(FsPass *pass, int queue);
+extern void fs_starver_complete_by(FsPass *pass, int nominee);
 
 /* the loaded jobs of a queue as one list in share order (pass.c) */
 typedef struct FsMerge

@@ -395,6 +395,102 @@ fs_place_nominated_jobs(FsPass *pass)
 	}
 }
 
+/* ---------- back-fill into a starving job's room ---------- */
+
+typedef struct FsEnd
+{
+	FsTime		at;				/* gone by then at the latest */
+	int64_t		count;
+} FsEnd;
+
+static int
+end_cmp(const void *a, const void *b, const void *ctx)
+{
+	const FsEnd *ea = a;
+	const FsEnd *eb = b;
+
+	(void) ctx;
+	if (ea->at != eb->at)
+		return ea->at < eb->at ? -1 : 1;
+	return 0;
+}
+
+/*
+ * When is the room of a starvation nominee that holds it complete at the
+ * latest?  Per limit of its pair, the room it has now (free, not held for
+ * others) plus the instances of running jobs of that unit there, in the
+ * order they will be gone by at the latest, until it has its count.  Only
+ * jobs whose end is known count: the others may run for ever.  Jobs
+ * stopping now are left out (their room is for the job they stop for, or
+ * their end is not known).  0 when no such moment is known, or when the
+ * room is there already and the job waits for something else (a quota or
+ * the compute reservation): then nothing back-fills its room.
+ */
+void
+fs_starver_complete_by(FsPass *pass, int nominee)
+{
+	FsNominee  *n = &pass->nominees[nominee];
+	const FsInput *in = pass->in;
+	FsRules		rules;
+	FsEnd	   *ends;
+	FsTime		complete = in->now;
+	bool		short_of_room = false;
+	int			u,
+				i;
+
+	n->complete_by = 0;
+	fs_init_rules(&rules);
+	rules.own_nominee = nominee;
+	ends = fs_arena_alloc(&pass->arena, sizeof(FsEnd) * (size_t) (in->n_running + pass->n_jobs + 1));
+	for (u = 0; u < 2; u++)
+	{
+		int			ui = (u == 0) ? 0 : FS_UNIT_INDEX(n->instance_type);
+		int64_t		need;
+		int64_t		gathered = 0;
+		int			n_ends = 0;
+
+		if (u == 1 && (n->instance_type < 0 || n->instance_type >= in->n_instance_types))
+			continue;
+		if (*fs_env_unit(pass, pass->env_max, n->environment, ui) == FS_NO_LIMIT)
+			continue;
+		need = n->count - fs_env_room(pass, n->environment, ui, pass->jobs[n->job].share, &rules);
+		if (need <= 0)
+			continue;
+		short_of_room = true;
+		for (i = 0; i < in->n_running; i++)
+		{
+			const FsRunningJob *run = &in->running[i];
+
+			if (run->environment != n->environment || pass->run_stopping[i] ||
+				run->ends_by <= 0 || (u == 1 && run->instance_type != n->instance_type))
+				continue;
+			ends[n_ends].at = run->ends_by > in->now ? run->ends_by : in->now;
+			ends[n_ends++].count = run->instance_count;
+		}
+		for (i = 0; i < pass->n_jobs; i++)
+		{
+			const FsJobState *js = &pass->jobs[i];
+
+			if (js->status != FS_JOB_PLACED || js->placed_env != n->environment ||
+				js->job->max_occupancy <= 0 || (u == 1 && js->placed_type != n->instance_type))
+				continue;
+			ends[n_ends].at = in->now + js->job->max_occupancy;
+			ends[n_ends++].count = js->job->instance_count;
+		}
+		fs_sort(ends, n_ends, sizeof(FsEnd), end_cmp, NULL, &pass->arena);
+		for (i = 0; i < n_ends && gathered < need; i++)
+		{
+			gathered += ends[i].count;
+			if (ends[i].at > complete)
+				complete = ends[i].at;
+		}
+		if (gathered < need)
+			return;				/* not known to be complete, ever */
+	}
+	if (short_of_room)
+		n->complete_by = complete;
+}
+
 /*
  * The starvation nominee of a queue, at the start of the queue's turn (or,
  * in a quota-share queue, where its class of job is served): placed if it
@@ -419,6 +515,7 @@ fs_serve_starver(FsPass *pass, int queue, const FsRules *base_rules)
 	if (fs_try_place(pass, n->job, &rules, &fit))
 		return;
 	fs_hold(pass, qs->starver);
+	fs_starver_complete_by(pass, qs->starver);
 	d = fs_add_decision(pass, FS_DECISION_KEEP_NOMINATION, n->job);
 	d->environment = n->environment;
 	d->instance_type = n->instance_type;
@@ -461,6 +558,7 @@ fs_nominate_starving_job(FsPass *pass, int queue)
 			n = fs_add_nominee(pass, job, FS_NOMINATION_STARVATION, env, type, pass->in->now);
 			pass->nominees[n].hold_num = pass->nominees[n].hold_type = pass->nominees[n].count;
 			fs_hold(pass, n);
+			fs_starver_complete_by(pass, n);
 			fs_quota_add(pass, js->share, type, 0, 0, pass->nominees[n].count);
 			qs->starver = n;
 			js->status = FS_JOB_NOMINATED;

@@ -184,6 +184,7 @@ snapshot_environments(FsPass *pass)
 	pass->env_max = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) (in->n_environments * pass->n_units + 1));
 	pass->env_occupied = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) (in->n_environments * pass->n_units + 1));
 	pass->env_held = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) (in->n_environments * pass->n_units + 1));
+	pass->env_held_starving = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) (in->n_environments * pass->n_units + 1));
 	pass->env_total = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) (in->n_environments + 1));
 	pass->env_placements = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) (in->n_environments + 1));
 	for (i = 0; i < in->n_environments * pass->n_units; i++)

@@ -539,6 +539,7 @@ preempt_for(FsPass *pass, int job, FsPreemptReason reason)
 	rules.right = reason == FS_PREEMPT_RECLAIM ? FS_RIGHT_GUARANTEE : FS_RIGHT_MOST;
 	rules.respect_reserve = true;
 	rules.own_nominee = js->nominee;
+	rules.before_starvation_holds = true;
 
 	for (e = 0; e < queue->n_environments; e++)
 	{

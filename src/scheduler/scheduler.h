@@ -162,6 +162,15 @@ typedef struct FsRunnableJob
 	int			n_backoffs;
 	const FsBackoff *backoffs;	/* expired entries are ignored */
 	FsNomination nomination;	/* kind NONE when it has none */
+
+	/*
+	 * The longest it can hold its instances once placed: its time limit
+	 * (MaxRuntimeInSeconds) plus the wrapper's allowance for startup and
+	 * stop; 0 = unknown.  A job with a known bound may back-fill room held
+	 * for a starving job if it is certain to be gone before that job's
+	 * room could be complete (src/scheduler/README.md, "Starvation").
+	 */
+	FsTime		max_occupancy;
 } FsRunnableJob;
 
 /*
@@ -216,6 +225,9 @@ typedef struct FsRunningJob
 								 * this moment, never a victim now */
 	bool		stopping;		/* StopTrainingJob sent, not yet stopped */
 	int64_t		stopping_for;	/* job_id the stop makes room for, 0 = none */
+	FsTime		ends_by;		/* it will have freed its instances by then at
+								 * the latest (placement + max_occupancy);
+								 * 0 = unknown */
 } FsRunningJob;
 
 typedef struct FsInput

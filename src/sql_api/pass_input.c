@@ -95,9 +95,24 @@ static KeptPlan fair_shares_plan = {NULL,
 static KeptPlan usage_plan = {NULL,
 	"SELECT job_queue, share_identifier, usage, updated_at FROM fairshare.share_usage", 0};
 
+/*
+ * A job's time limit in seconds, or NULL when it has none that can be
+ * trusted: the request's StoppingCondition.MaxRuntimeInSeconds (SageMaker
+ * stops the job when it is reached; 86400, SageMaker's default, when the
+ * request does not say), or fairshare's own attempt_duration_seconds if that
+ * is shorter.  A value that is not a positive number counts as none.
+ */
+#define TIME_LIMIT(p) \
+	"least(CASE WHEN " p "request #> '{StoppingCondition,MaxRuntimeInSeconds}' IS NULL THEN 86400" \
+	" WHEN jsonb_typeof(" p "request #> '{StoppingCondition,MaxRuntimeInSeconds}') = 'number'" \
+	"  AND (" p "request #>> '{StoppingCondition,MaxRuntimeInSeconds}')::numeric >= 1" \
+	" THEN least(floor((" p "request #>> '{StoppingCondition,MaxRuntimeInSeconds}')::numeric), 100000000)::bigint" \
+	" END, " p "attempt_duration_seconds)"
+
 #define RUNNABLE_COLUMNS \
 	"j.job_id, j.job_name, j.scheduling_priority, j.runnable_at, j.instance_count, j.instance_types, " \
-	"j.nomination_kind, j.nominated_environment, j.nominated_instance_type, j.nominated_at, j.submitted_by"
+	"j.nomination_kind, j.nominated_environment, j.nominated_instance_type, j.nominated_at, j.submitted_by, " \
+	TIME_LIMIT("j.")
 
 /*
  * The head of each share, n + 1 rows (the extra one says "there is more").
@@ -135,8 +150,9 @@ static KeptPlan backoffs_plan = {NULL,
 static KeptPlan running_plan = {NULL,
 	"SELECT job_id, job_name, job_queue, coalesce(share_identifier, quota_share), service_environment, "
 	"instance_type, instance_count, scheduling_priority, coalesce(started_at, scheduled_at), "
-	"stop_requested_at IS NOT NULL, CASE WHEN stop_kind = 'PREEMPT' THEN preempted_for END "
-	"FROM fairshare.jobs WHERE status IN ('SCHEDULED', 'STARTING', 'RUNNING') ORDER BY job_id", 0};
+	"stop_requested_at IS NOT NULL, CASE WHEN stop_kind = 'PREEMPT' THEN preempted_for END, "
+	TIME_LIMIT("")
+	" FROM fairshare.jobs WHERE status IN ('SCHEDULED', 'STARTING', 'RUNNING') ORDER BY job_id", 0};
 
 static void
 run_plan(KeptPlan *kp, Datum *values)
@@ -594,6 +610,21 @@ nomination_kind(const char *kind)
 	return strcmp(kind, "PREEMPTION") == 0 ? FS_NOMINATION_PREEMPTION : FS_NOMINATION_STARVATION;
 }
 
+/*
+ * The longest a job with this time limit (seconds, 0 = none) can hold its
+ * instances once placed: the limit plus fairshare.backfill_allowance for
+ * its startup and its stop.  0 (unknown) without a limit or with the
+ * allowance at -1: such a job never back-fills room held for a starving job
+ * (src/scheduler/README.md, "Starvation").
+ */
+static FsTime
+max_occupancy(int64 time_limit)
+{
+	if (time_limit <= 0 || fairshare_backfill_allowance_s < 0)
+		return 0;
+	return FS_SECONDS(time_limit + fairshare_backfill_allowance_s);
+}
+
 /* Append the rows of a heads query: (queue, share, RUNNABLE_COLUMNS...). */
 static void
 collect_runnable(PassWorld *w, JobList *list)
@@ -626,6 +657,7 @@ collect_runnable(PassWorld *w, JobList *list)
 		lj->job.priority = (int) col_int(r, 5, 0);
 		lj->job.runnable_at = col_time(r, 6);
 		lj->job.instance_count = (int) col_int(r, 7, 1);
+		lj->job.max_occupancy = max_occupancy(col_int(r, 14, 0));
 		types = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 8, &isnull));
 		deconstruct_array(types, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n_types);
 		type_ids = alloc_array(w, n_types, sizeof(int));
@@ -867,6 +899,8 @@ load_running(PassWorld *w)
 		j->started_at = col_time(r, 9);
 		j->stopping = col_bool(r, 10);
 		j->stopping_for = col_int(r, 11, 0);
+		if (max_occupancy(col_int(r, 12, 0)) > 0)
+			j->ends_by = j->started_at + max_occupancy(col_int(r, 12, 0));
 		w->jobs[w->n_jobs].job_id = j->job_id;
 		w->jobs[w->n_jobs].job_name = col_text(r, 2, w->cxt);
 		w->jobs[w->n_jobs].share = j->share;

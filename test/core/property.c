@@ -238,6 +238,9 @@ submit_random_job(Sim *sim, int share)
 			sim_job_type(sim, j, other);
 	}
 	sim->jobs[j].duration = chance(10) ? SIM_FOREVER : FS_SECONDS(rnd_int(60, 1800));
+	/* half of the others carry a time limit that holds, so some back-fill held room */
+	if (sim->jobs[j].duration != SIM_FOREVER && chance(50))
+		sim->jobs[j].max_occupancy = sim->jobs[j].duration + FS_SECONDS(rnd_int(0, 600));
 }
 
 static void
@@ -910,6 +913,10 @@ check_order(Sim *sim, Workload *w, int step)
 			}
 			if (e->share != p->share || e->count > p->count || !has_type(e, d->instance_type) ||
 				in_backoff(sim, e, d->environment, d->instance_type))
+				continue;
+			/* room held for a starving job takes only jobs gone soon enough */
+			if (p->max_occupancy > 0 &&
+				(e->max_occupancy <= 0 || e->max_occupancy > p->max_occupancy))
 				continue;
 			violation(w, "order", step, "job %lld placed before earlier job %lld of its share",
 					  p->id, e->id);

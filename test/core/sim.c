@@ -341,6 +341,7 @@ build_input(Sim *sim)
 			r->n_backoffs = j->n_backoffs;
 			r->backoffs = j->backoffs;
 			r->nomination = j->nomination;
+			r->max_occupancy = j->max_occupancy;
 			j->loaded = true;
 		}
 		shares[s].n_runnable = n;
@@ -360,6 +361,7 @@ build_input(Sim *sim)
 		running[n_running].started_at = j->started_at;
 		running[n_running].stopping = j->state == SIM_STOPPING;
 		running[n_running].stopping_for = j->stopping_for;
+		running[n_running].ends_by = j->max_occupancy > 0 ? j->started_at + j->max_occupancy : 0;
 		n_running++;
 	}
 	in->n_environments = sim->n_envs;

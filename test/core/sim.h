@@ -82,6 +82,7 @@ typedef struct SimJob
 	int			type;
 	FsTime		started_at;
 	FsTime		duration;		/* SIM_FOREVER: runs until stopped */
+	FsTime		max_occupancy;	/* the most it may hold once placed; 0 = unknown */
 	FsTime		stop_at;
 	int64_t		stopping_for;
 	int			preemptions;

@@ -281,5 +281,58 @@ UPDATE fairshare.jobs SET status = 'RUNNABLE' WHERE job_name = 'dry';
 SELECT j.job_name, s.action, s.service_environment FROM fairshare.schedule(true) s JOIN fairshare.jobs j USING (job_id);
 SELECT job_name, status FROM fairshare.jobs WHERE job_name = 'dry';
 
+-------------------------------------------------------------------------------
+-- 7. Beyond the design: room held for a starving job (2.2a) is back-filled
+-- by a job whose time limit (StoppingCondition.MaxRuntimeInSeconds, plus
+-- fairshare.backfill_allowance) ends before that room is complete -- by the
+-- running jobs' time limits -- and by no other job.
+-------------------------------------------------------------------------------
+SET client_min_messages = warning;
+TRUNCATE fairshare.jobs CASCADE;
+RESET client_min_messages;
+-- submit_limited(queue, name, instances, MaxRuntimeInSeconds): one job with a time limit.
+CREATE FUNCTION pg_temp.submit_limited(queue text, name text, n integer, seconds integer) RETURNS bigint
+LANGUAGE sql AS $$
+	INSERT INTO fairshare.jobs (job_name, job_queue, request)
+	VALUES (name, queue, jsonb_build_object('RoleArn', 'arn:aws:iam::123456789012:role/SageMakerRole',
+		'OutputDataConfig', jsonb_build_object('S3OutputPath', 's3://bucket/out'),
+		'ResourceConfig', jsonb_build_object('InstanceType', 'ml.p4d.24xlarge', 'InstanceCount', n),
+		'StoppingCondition', jsonb_build_object('MaxRuntimeInSeconds', seconds)))
+	RETURNING job_id
+$$;
+INSERT INTO fairshare.service_environments (name) VALUES ('bf');
+INSERT INTO fairshare.capacity_limits VALUES ('bf', 'NUM_INSTANCES', 10);
+INSERT INTO fairshare.job_queues (name) VALUES ('bf-queue');
+INSERT INTO fairshare.queue_environments VALUES ('bf-queue', 'bf', 1);
+SET fairshare.starvation_seconds = 1;
+-- A (6) and B (3) run for an hour at most; big (8) waits, past starvation_seconds.
+SELECT pg_temp.submit_limited('bf-queue', 'A', 6, 3600) > 0 AS a, pg_temp.submit_limited('bf-queue', 'B', 3, 3600) > 0 AS b;
+SELECT * FROM pg_temp.pass();
+SELECT pg_temp.all_training();
+SELECT pg_temp.submit_limited('bf-queue', 'big', 8, 3600) > 0 AS big;
+SELECT * FROM pg_temp.pass();
+SELECT pg_sleep(1.5);
+-- A small job goes past it into the free instance: room is held for big.
+SELECT pg_temp.submit_limited('bf-queue', 'small', 1, 600) > 0 AS small;
+SELECT * FROM pg_temp.pass();
+SELECT job_name, status, nomination_kind FROM fairshare.jobs WHERE job_name = 'big';
+-- small is done; its instance is held for big.  A job of ten minutes (+ 30
+-- for startup and stop) is gone before A and B must be: it back-fills.  One
+-- of an hour is not, and waits.
+SELECT pg_temp.sagemaker('small', 'Completed');
+SELECT pg_temp.submit_limited('bf-queue', 'hour', 1, 3600) > 0 AS hour,
+	   pg_temp.submit_limited('bf-queue', 'ten-minutes', 1, 600) > 0 AS ten_minutes;
+SELECT * FROM pg_temp.pass();
+SELECT regexp_replace(pg_temp.why('hour'), 'job [0-9]+', 'job big') AS why;
+-- With fairshare.backfill_allowance = -1, time limits are not used: nothing
+-- takes the held room.
+SELECT pg_temp.sagemaker('ten-minutes', 'Completed');
+SET fairshare.backfill_allowance = -1;
+SELECT pg_temp.submit_limited('bf-queue', 'ten-minutes-2', 1, 600) > 0 AS ten_minutes_2;
+SELECT * FROM pg_temp.pass();
+SELECT job_name, status FROM fairshare.jobs WHERE job_name IN ('big', 'ten-minutes-2') ORDER BY job_name;
+RESET fairshare.backfill_allowance;
+RESET fairshare.starvation_seconds;
+
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
