@@ -774,6 +774,32 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 	}
 }
 
+/*
+ * After an ERROR while an outcome was written: report it, roll back, and
+ * have the attempt looked up again after a poll interval (as suspect when
+ * SageMaker was never seen to know it, and no longer in flight when
+ * in_flight_done).
+ */
+static void
+contain_outcome_error(FairshareDispatch *d, MemoryContext cxt, int64 job_id, bool in_flight_done)
+{
+	AttemptTrack *t;
+
+	MemoryContextSwitchTo(cxt);
+	EmitErrorReport();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	t = hash_search(d->tracks, &job_id, HASH_FIND, NULL);
+	if (t == NULL)
+		return;
+	if (in_flight_done)
+		t->in_flight = false;
+	if (!t->exists)
+		t->suspect = true;
+	t->next_describe = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), fairshare_poll_interval_ms);
+}
+
 /* errcontext for an outcome being applied. */
 static void
 outcome_error_context(void *arg)
@@ -807,24 +833,8 @@ handle_result_guarded(FairshareDispatch *d, const FsSmResult *r)
 	}
 	PG_CATCH();
 	{
-		int64		job_id = (int64) r->tag;
-		AttemptTrack *t;
-
 		error_context_stack = errcallback.previous;
-		MemoryContextSwitchTo(cxt);
-		EmitErrorReport();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		pgstat_report_activity(STATE_IDLE, NULL);
-		t = hash_search(d->tracks, &job_id, HASH_FIND, NULL);
-		if (t != NULL)
-		{
-			t->in_flight = false;
-			if (!t->exists)
-				t->suspect = true;
-			t->next_describe = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-														   fairshare_poll_interval_ms);
-		}
+		contain_outcome_error(d, cxt, (int64) r->tag, true);
 	}
 	PG_END_TRY();
 	error_context_stack = errcallback.previous;
@@ -858,18 +868,8 @@ apply_status_guarded(FairshareDispatch *d, int64 job_id, Jsonb *response)
 	}
 	PG_CATCH();
 	{
-		AttemptTrack *t;
-
 		error_context_stack = errcallback.previous;
-		MemoryContextSwitchTo(cxt);
-		EmitErrorReport();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		pgstat_report_activity(STATE_IDLE, NULL);
-		t = hash_search(d->tracks, &job_id, HASH_FIND, NULL);
-		if (t != NULL)
-			t->next_describe = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-														   fairshare_poll_interval_ms);
+		contain_outcome_error(d, cxt, job_id, false);
 	}
 	PG_END_TRY();
 	error_context_stack = errcallback.previous;
