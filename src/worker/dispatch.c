@@ -774,6 +774,17 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 	}
 }
 
+/* In a PG_CATCH: log the ERROR, clear it and roll its transaction back. */
+static void
+report_and_roll_back(MemoryContext cxt)
+{
+	MemoryContextSwitchTo(cxt);
+	EmitErrorReport();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
 /*
  * After an ERROR while an outcome was written: report it, roll back, and
  * have the attempt looked up again after a poll interval (as suspect when
@@ -785,11 +796,7 @@ contain_outcome_error(FairshareDispatch *d, MemoryContext cxt, int64 job_id, boo
 {
 	AttemptTrack *t;
 
-	MemoryContextSwitchTo(cxt);
-	EmitErrorReport();
-	FlushErrorState();
-	AbortCurrentTransaction();
-	pgstat_report_activity(STATE_IDLE, NULL);
+	report_and_roll_back(cxt);
 	t = hash_search(d->tracks, &job_id, HASH_FIND, NULL);
 	if (t == NULL)
 		return;
@@ -911,11 +918,7 @@ flush_outcomes_guarded(FairshareDispatch *d)
 		int			n = b->n_statuses;
 
 		error_context_stack = errcallback.previous;
-		MemoryContextSwitchTo(cxt);
-		EmitErrorReport();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		pgstat_report_activity(STATE_IDLE, NULL);
+		report_and_roll_back(cxt);
 		b->n_arns = b->n_statuses = 0;
 		for (int i = 0; i < n; i++)
 			apply_status_guarded(d, DatumGetInt64(b->status_ids[i]), DatumGetJsonbP(b->statuses[i]));
