@@ -19,8 +19,9 @@
  * same capacity twice.
  *
  * Only the head of every share is loaded; when a share placed everything
- * that was loaded and has more, the pass runs again on fresh state (a few
- * times at most), so a burst of free capacity is filled in one call.
+ * that was loaded and has more, the pass runs again on fresh state with a
+ * head twice as long (a few times at most), so a burst of free capacity --
+ * thousands of jobs -- is filled in one call of a few rounds.
  *
  *-------------------------------------------------------------------------
  */
@@ -409,9 +410,10 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 	if (!dry_run)
 		fairshare_pass_begin();
 
-	for (int round = 0; round < MAX_PASS_ROUNDS; round++)
+	for (int round = 0, prefix = PASS_PREFIX; round < MAX_PASS_ROUNDS;
+		 round++, prefix = Min(prefix * 2, PASS_PREFIX_MAX))
 	{
-		PassWorld  *world = fairshare_load_world(PASS_PREFIX, NULL, NULL, 0, false);
+		PassWorld  *world = fairshare_load_world(prefix, NULL, NULL, 0, false);
 		FsResult   *result = fairshare_run_core(world);
 		bool		again;
 

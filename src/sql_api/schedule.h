@@ -11,8 +11,15 @@
 
 #include "sql_api/pass_input.h"
 
-/* The head of each share a pass loads. */
+/*
+ * The head of each share a pass loads.  When a share placed every job
+ * loaded for it and has more, schedule() runs the pass again with twice
+ * the head, up to PASS_PREFIX_MAX: a burst of free capacity is filled in a
+ * few rounds, each of which reloads the placed jobs, rather than in one
+ * round per 64 jobs.
+ */
 #define PASS_PREFIX		64
+#define PASS_PREFIX_MAX	4096
 
 /* Take the pass lock and move new jobs into their queues. */
 extern void fairshare_pass_begin(void);
