@@ -107,6 +107,16 @@ AS 'MODULE_PATHNAME', 'fairshare_sagemaker_wait_test';
 COMMENT ON FUNCTION fairshare._sagemaker_wait_test(text, jsonb, int)
 IS 'Test-only: does setting this backend''s latch end the SageMaker engine''s wait';
 
+-- Test-only: calls moved along by fs_sm_pump() alone while the caller is
+-- busy, as the dispatcher's are during a scheduling pass.
+CREATE FUNCTION fairshare._sagemaker_pump_test(operation text, requests jsonb[], busy_ms int, pump boolean)
+RETURNS jsonb
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+AS 'MODULE_PATHNAME', 'fairshare_sagemaker_pump_test';
+
+COMMENT ON FUNCTION fairshare._sagemaker_pump_test(text, jsonb[], int, boolean)
+IS 'Test-only: do SageMaker calls progress through the non-blocking pump while the caller is busy';
+
 -- Test-only: curl handles alive in this backend.
 CREATE FUNCTION fairshare._sagemaker_client_stats()
 RETURNS jsonb
@@ -121,6 +131,7 @@ REVOKE EXECUTE ON FUNCTION
     fairshare.sagemaker_endpoint(text, text),
     fairshare._sagemaker_batch(text, jsonb[], jsonb),
     fairshare._sagemaker_wait_test(text, jsonb, int),
+    fairshare._sagemaker_pump_test(text, jsonb[], int, boolean),
     fairshare._sagemaker_client_stats()
 FROM PUBLIC;
 
@@ -129,5 +140,6 @@ GRANT EXECUTE ON FUNCTION
     fairshare.sagemaker_endpoint(text, text),
     fairshare._sagemaker_batch(text, jsonb[], jsonb),
     fairshare._sagemaker_wait_test(text, jsonb, int),
+    fairshare._sagemaker_pump_test(text, jsonb[], int, boolean),
     fairshare._sagemaker_client_stats()
 TO fairshare_admin;

@@ -95,6 +95,16 @@ install(FsAwsCredentials *fresh)
 	return current;
 }
 
+const FsAwsCredentials *
+fs_aws_credentials_without_fetch(void)
+{
+	if (current == NULL)
+		return NULL;
+	if (current->expires && GetCurrentTimestamp() >= current->refresh_at)
+		return NULL;
+	return current;
+}
+
 void
 fs_aws_forget_credentials(void)
 {

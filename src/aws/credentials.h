@@ -60,6 +60,15 @@ typedef struct FsAwsCredentials
  */
 extern const FsAwsCredentials *fs_aws_get_credentials(void);
 
+/*
+ * The credentials fs_aws_get_credentials() would return now if that needs
+ * no work: the ones it returned last, while they need no refresh; NULL
+ * otherwise.  Never raises, never waits, allocates nothing -- for code
+ * that must not (the SageMaker client's pump, run inside a scheduling
+ * pass).  Valid until the next fs_aws_get_credentials() or forget.
+ */
+extern const FsAwsCredentials *fs_aws_credentials_without_fetch(void);
+
 /* Forget cached credentials, e.g. after AWS answered ExpiredToken. */
 extern void fs_aws_forget_credentials(void);
 

@@ -77,6 +77,7 @@
 #include "pg_prelude.h"
 
 #include <math.h>
+#include <poll.h>
 
 #include "common/jsonapi.h"
 #include "common/pg_prng.h"
@@ -739,6 +740,12 @@ fs_sm_in_flight(FsSmClient *c)
 	return c->n_running;
 }
 
+int
+fs_sm_ready(FsSmClient *c)
+{
+	return c->n_done;
+}
+
 /* ------------------------------------------------------------ outcomes */
 
 /* Make r final with this outcome (strings are copied) and move it to done. */
@@ -1319,9 +1326,13 @@ refill_bucket(FsSmClient *c, TimestampTz now)
 	c->bucket_at = now;
 }
 
-/* Start queued requests as concurrency and pacing allow. */
+/*
+ * Start queued requests as concurrency and pacing allow.  Without
+ * may_fetch, only with credentials at hand (fs_aws_credentials_without_fetch):
+ * the pump must not wait on a credential endpoint.
+ */
 static void
-start_ready(FsSmClient *c, TimestampTz now)
+start_ready(FsSmClient *c, TimestampTz now, bool may_fetch)
 {
 	const FsAwsCredentials *cred = NULL;
 	int			max_running = Max(1, fairshare_max_concurrent_requests);
@@ -1370,7 +1381,9 @@ start_ready(FsSmClient *c, TimestampTz now)
 		if (cred == NULL)
 		{
 			/* once per turn; may ERROR, leaving r queued */
-			cred = fs_aws_get_credentials();
+			cred = may_fetch ? fs_aws_get_credentials() : fs_aws_credentials_without_fetch();
+			if (cred == NULL)
+				break;
 		}
 		start_try(c, r, cred);
 		if (r->state == REQ_RUNNING)
@@ -1681,7 +1694,7 @@ drive(FsSmClient *c, bool has_deadline, TimestampTz deadline, int max_done)
 		MemoryContextReset(c->scratch);
 
 		now = GetCurrentTimestamp();
-		start_ready(c, now);
+		start_ready(c, now, true);
 		if (c->timer_set && c->timer_at <= now)
 		{
 			c->timer_set = false;
@@ -1739,4 +1752,85 @@ fs_sm_wait(FsSmClient *c, long timeout_ms, FsSmResult **done, int max_done)
 	n = max_done > 0 ? hand_out(c, caller, done, max_done) : 0;
 	MemoryContextReset(c->scratch);
 	return n;
+}
+
+/*
+ * One turn of the crank that never waits (see fs_sm_pump in the header):
+ * start what may start, give curl the socket events that are ready now
+ * (poll(2) with a zero timeout on the sockets curl watches), fire curl's
+ * timer if due, and keep what became final for the next fs_sm_wait().
+ */
+static void
+pump(FsSmClient *c)
+{
+	struct pollfd *fds;
+	int			nfds = 0;
+	int			n;
+
+	start_ready(c, GetCurrentTimestamp(), false);
+	if (c->nsocks > 0)
+	{
+		fds = palloc(sizeof(struct pollfd) * c->nsocks);
+		for (int i = 0; i < c->nsocks; i++)
+		{
+			short		ev = 0;
+
+			if (c->socks[i].what & CURL_POLL_IN)
+				ev |= POLLIN;
+			if (c->socks[i].what & CURL_POLL_OUT)
+				ev |= POLLOUT;
+			if (ev == 0)
+				continue;
+			fds[nfds].fd = c->socks[i].fd;
+			fds[nfds].events = ev;
+			fds[nfds].revents = 0;
+			nfds++;
+		}
+		n = nfds > 0 ? poll(fds, nfds, 0) : 0;
+		/* EINTR and friends: nothing is ready this time round */
+		for (int i = 0; n > 0 && i < nfds; i++)
+		{
+			int			mask = 0;
+
+			if (fds[i].revents == 0)
+				continue;
+			if (fds[i].revents & (POLLIN | POLLHUP))
+				mask |= CURL_CSELECT_IN;
+			if (fds[i].revents & POLLOUT)
+				mask |= CURL_CSELECT_OUT;
+			if (fds[i].revents & (POLLERR | POLLNVAL))
+				mask |= CURL_CSELECT_ERR;
+			socket_action(c, fds[i].fd, mask);
+		}
+	}
+	if (c->timer_set && c->timer_at <= GetCurrentTimestamp())
+	{
+		c->timer_set = false;
+		socket_action(c, CURL_SOCKET_TIMEOUT, 0);
+	}
+	collect_finished(c);
+	/* what became final just now may free a slot for the queue */
+	start_ready(c, GetCurrentTimestamp(), false);
+}
+
+void
+fs_sm_pump(FsSmClient *c)
+{
+	MemoryContext caller = CurrentMemoryContext;
+
+	if (c->cleaned)
+		elog(ERROR, "SageMaker client used after it was destroyed");
+	MemoryContextSwitchTo(c->scratch);
+	PG_TRY();
+	{
+		pump(c);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(caller);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(caller);
+	MemoryContextReset(c->scratch);
 }

@@ -219,11 +219,27 @@ extern void fs_sm_submit_text(FsSmClient *client, FsSmOperation op,
 extern int	fs_sm_wait(FsSmClient *client, long timeout_ms,
 					   FsSmResult **done, int max_done);
 
+/*
+ * Move calls along without waiting, for a caller busy with something else
+ * (the dispatcher, inside a scheduling pass): start what concurrency,
+ * pacing and credentials already at hand allow, hand curl whatever its
+ * sockets have ready, and keep calls that became final for the next
+ * fs_sm_wait().  Touches no database state and never blocks: calls that
+ * would need credentials fetched over the network stay queued.  Call it
+ * every few milliseconds; between fs_sm_wait() calls only, never from
+ * inside one.  May raise ERROR as fs_sm_wait() does, but not for
+ * credentials.
+ */
+extern void fs_sm_pump(FsSmClient *client);
+
 /* Calls submitted and not yet returned by fs_sm_wait. */
 extern int	fs_sm_pending(FsSmClient *client);
 
 /* Calls being sent or waited for right now (easy handles in the multi). */
 extern int	fs_sm_in_flight(FsSmClient *client);
+
+/* Calls final and waiting to be returned by the next fs_sm_wait. */
+extern int	fs_sm_ready(FsSmClient *client);
 
 /* Drop every call not yet returned, aborting transfers; no results. */
 extern void fs_sm_cancel_all(FsSmClient *client);

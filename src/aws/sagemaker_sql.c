@@ -25,6 +25,7 @@
 
 #include "storage/latch.h"
 
+#include "aws/credentials.h"
 #include "aws/sagemaker_client.h"
 
 PG_FUNCTION_INFO_V1(fairshare_sagemaker_call);
@@ -32,6 +33,7 @@ PG_FUNCTION_INFO_V1(fairshare_sagemaker_endpoint);
 PG_FUNCTION_INFO_V1(fairshare_sagemaker_batch);
 PG_FUNCTION_INFO_V1(fairshare_sagemaker_wait_test);
 PG_FUNCTION_INFO_V1(fairshare_sagemaker_client_stats);
+PG_FUNCTION_INFO_V1(fairshare_sagemaker_pump_test);
 
 /* The session's client for sagemaker_call(), made on first use. */
 static FsSmClient *call_client = NULL;
@@ -513,6 +515,83 @@ fairshare_sagemaker_wait_test(PG_FUNCTION_ARGS)
 					latch_set ? "true" : "false", in_flight);
 	fs_sm_client_destroy(client);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
+}
+
+/* ---------------------------------------------------- _sagemaker_pump_test */
+
+/*
+ * fairshare._sagemaker_pump_test(operation text, requests jsonb[],
+ *								  busy_ms int, pump boolean) RETURNS jsonb
+ *
+ * Test-only: submit every request to a fresh client, then stay busy for
+ * busy_ms without ever waiting on the engine -- calling fs_sm_pump() every
+ * millisecond when pump is true, only sleeping when it is false -- as the
+ * dispatcher does inside a scheduling pass.  Then collect what became
+ * final meanwhile without driving the engine further.  Returns
+ * {"submitted": n, "ready": n, "ok": n, "in_flight": n}: with the pump the
+ * calls are sent and answered while the caller is busy; without it they
+ * are not even started.  The client is dropped before returning.
+ */
+Datum
+fairshare_sagemaker_pump_test(PG_FUNCTION_ARGS)
+{
+	FsSmOperation op = operation_arg(fcinfo, 0);
+	ArrayType  *arr;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int32		busy_ms;
+	bool		do_pump;
+	FsSmClient *client;
+	TimestampTz end;
+	int			ready;
+	int			in_flight;
+	int			ok = 0;
+	FsSmResult **got;
+	int			k;
+
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("requests, busy_ms and pump must not be null")));
+	arr = PG_GETARG_ARRAYTYPE_P(1);
+	busy_ms = PG_GETARG_INT32(2);
+	do_pump = PG_GETARG_BOOL(3);
+	deconstruct_array(arr, JSONBOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("request %d is null", i + 1)));
+		check_request(DatumGetJsonbP(elems[i]), "every request");
+	}
+
+	client = fs_sm_client_create();
+	for (int i = 0; i < n; i++)
+		fs_sm_submit(client, op, NULL, NULL, DatumGetJsonbP(elems[i]), (uint64) i);
+	/* the credentials the pump signs with, as the dispatcher has them from its last wait */
+	(void) fs_aws_get_credentials();
+	end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), busy_ms);
+	while (GetCurrentTimestamp() < end)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (do_pump)
+			fs_sm_pump(client);
+		pg_usleep(1000L);
+	}
+	ready = fs_sm_ready(client);
+	in_flight = fs_sm_in_flight(client);
+	got = palloc(sizeof(FsSmResult *) * Max(ready, 1));
+	/* hand out only what is final already: no further waiting */
+	k = ready > 0 ? fs_sm_wait(client, 0, got, ready) : 0;
+	for (int i = 0; i < k; i++)
+		if (got[i]->error_class == FS_SM_OK)
+			ok++;
+	fs_sm_client_destroy(client);
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in,
+										CStringGetDatum(psprintf("{\"submitted\": %d, \"ready\": %d, \"ok\": %d, \"in_flight\": %d}",
+																 n, ready, ok, in_flight))));
 }
 
 /* ------------------------------------------------- _sagemaker_client_stats */
