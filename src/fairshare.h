@@ -29,4 +29,38 @@ extern int	fairshare_starvation_seconds;
 extern int	fairshare_backfill_allowance_s;
 extern int	fairshare_retention_s;
 
+/*
+ * A scheduling pass that places thousands of jobs takes a while, and the
+ * dispatcher runs passes in the same process as its SageMaker calls.  It
+ * sets fairshare_pass_progress_hook so that those calls keep moving
+ * meanwhile: the pass and the job transition trigger call
+ * fairshare_pass_progress() for every job row they handle, and that calls
+ * the hook at most every FAIRSHARE_PASS_PROGRESS_US.  The hook must not
+ * touch the database.  In any other backend it is NULL and costs a test.
+ */
+typedef void (*fairshare_pass_progress_hook_type) (void);
+extern fairshare_pass_progress_hook_type fairshare_pass_progress_hook;
+
+#define FAIRSHARE_PASS_PROGRESS_US	2000
+
+extern void fairshare_pass_progress_call_hook(void);
+
+static inline void
+fairshare_pass_progress(void)
+{
+	if (fairshare_pass_progress_hook != NULL)
+		fairshare_pass_progress_call_hook();
+}
+
+/*
+ * Set by the dispatcher: the most jobs one schedule() call places, and the
+ * most new jobs it takes into their queues (0: no limit, as for a person
+ * calling schedule()).  Small passes let the first creates of a burst go
+ * out after milliseconds, not after one pass over all of it.  After each
+ * call, fairshare_pass_left_work tells whether it stopped at the limit with
+ * work left (jobs it could have placed, or new jobs not taken in).
+ */
+extern int	fairshare_pass_placement_target;
+extern bool fairshare_pass_left_work;
+
 #endif							/* FAIRSHARE_H */

@@ -209,11 +209,23 @@ GRANT SELECT ON fairshare.share_usage TO fairshare_submitter;
 -- The start of every pass (not of a dry run): new jobs enter their queue,
 -- jobs of disabled queues or quota shares wait as PENDING (and come back
 -- when re-enabled), and attempts past attempt_duration_seconds get a stop.
-CREATE FUNCTION fairshare._prepare_pass()
-RETURNS void LANGUAGE plpgsql AS $$
+-- max_new bounds how many SUBMITTED jobs enter their queue, oldest first
+-- (NULL: all of them); the result says whether some were left for the
+-- next pass.  The dispatcher bounds it so that the first pass of a burst
+-- of thousands of jobs places, and sends, its first jobs soon.
+CREATE FUNCTION fairshare._prepare_pass(max_new integer DEFAULT NULL)
+RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+	moved bigint;
 BEGIN
-	-- New and pending jobs: RUNNABLE, or PENDING while their queue or quota
-	-- share is disabled.  (jobs_new_idx: only SUBMITTED and PENDING rows.)
+	IF max_new IS NOT NULL AND max_new < 1 THEN
+		RAISE EXCEPTION 'max_new must be at least 1, not %', max_new
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	-- New jobs: RUNNABLE, or PENDING while their queue or quota share is
+	-- disabled.  (jobs_new_idx: only SUBMITTED and PENDING rows, by job_id.)
+	-- EXECUTE: a plan for the LIMIT it gets, not a generic one.
+	EXECUTE $q$
 	UPDATE fairshare.jobs j
 	   SET status = CASE WHEN b.blocked IS NULL THEN 'RUNNABLE' ELSE 'PENDING' END::fairshare.job_status,
 		   status_reason = b.blocked
@@ -221,11 +233,21 @@ BEGIN
 				   CASE WHEN q.state <> 'ENABLED' THEN format('job queue "%s" is DISABLED', q.name)
 						WHEN qs.state <> 'ENABLED' THEN format('quota share "%s" is DISABLED', qs.name)
 				   END AS blocked
-			  FROM fairshare.jobs w
+			  FROM (SELECT * FROM fairshare.jobs WHERE status = 'SUBMITTED' ORDER BY job_id LIMIT $1) w
 			  JOIN fairshare.job_queues q ON q.name = w.job_queue
-			  LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = w.job_queue AND qs.name = w.quota_share
-			 WHERE w.status IN ('SUBMITTED', 'PENDING')) b
-	 WHERE j.job_id = b.job_id AND (j.status = 'SUBMITTED' OR b.blocked IS NULL);
+			  LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = w.job_queue AND qs.name = w.quota_share) b
+	 WHERE j.job_id = b.job_id AND j.status = 'SUBMITTED'
+	$q$ USING max_new;
+	GET DIAGNOSTICS moved = ROW_COUNT;
+
+	-- Pending jobs whose queue and quota share are enabled again.
+	UPDATE fairshare.jobs j
+	   SET status = 'RUNNABLE', status_reason = NULL
+	  FROM fairshare.jobs w
+	  JOIN fairshare.job_queues q ON q.name = w.job_queue
+	  LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = w.job_queue AND qs.name = w.quota_share
+	 WHERE w.status = 'PENDING' AND q.state = 'ENABLED' AND coalesce(qs.state, 'ENABLED') = 'ENABLED'
+	   AND j.job_id = w.job_id AND j.status = 'PENDING';
 
 	-- Waiting jobs of a queue or quota share that was disabled since.
 	UPDATE fairshare.jobs
@@ -245,6 +267,9 @@ BEGIN
 	 WHERE status IN ('STARTING', 'RUNNING') AND attempt_duration_seconds IS NOT NULL
 	   AND started_at + make_interval(secs => attempt_duration_seconds) <= now()
 	   AND stop_kind IS DISTINCT FROM 'TERMINATE' AND stop_kind IS DISTINCT FROM 'TIMEOUT';
+
+	RETURN max_new IS NOT NULL AND moved >= max_new
+		AND EXISTS (SELECT 1 FROM fairshare.jobs WHERE status = 'SUBMITTED');
 END
 $$;
 

@@ -65,15 +65,39 @@ exec_kept(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes,
 		elog(ERROR, "\"%s\" failed: %s", sql, SPI_result_code_string(ret));
 }
 
+fairshare_pass_progress_hook_type fairshare_pass_progress_hook = NULL;
+int			fairshare_pass_placement_target = 0;
+bool		fairshare_pass_left_work = false;
+
 void
+fairshare_pass_progress_call_hook(void)
+{
+	static TimestampTz last_call = 0;
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (now - last_call >= FAIRSHARE_PASS_PROGRESS_US && fairshare_pass_progress_hook != NULL)
+	{
+		last_call = now;
+		fairshare_pass_progress_hook();
+	}
+}
+
+bool
 fairshare_pass_begin(void)
 {
 	static SPIPlanPtr lock_plan = NULL;
 	static SPIPlanPtr prepare_plan = NULL;
+	Oid			types[1] = {INT4OID};
+	Datum		values[1] = {Int32GetDatum(fairshare_pass_placement_target)};
+	bool		isnull;
 
 	exec_kept(&lock_plan, "SELECT pg_advisory_xact_lock(" CppAsString2(PASS_LOCK_KEY1) ", "
 			  CppAsString2(PASS_LOCK_KEY2) ")", 0, NULL, NULL, NULL);
-	exec_kept(&prepare_plan, "SELECT fairshare._prepare_pass()", 0, NULL, NULL, NULL);
+	exec_kept(&prepare_plan, "SELECT fairshare._prepare_pass($1)", 1, types, values,
+			  fairshare_pass_placement_target > 0 ? NULL : "n");
+	if (SPI_processed != 1)
+		elog(ERROR, "fairshare._prepare_pass() returned %llu rows", (unsigned long long) SPI_processed);
+	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
 /*
@@ -231,10 +255,27 @@ write_placements(DecisionBatch *places, DecisionBatch *preempts)
  * Emit schedule()'s row for every PLACE and PREEMPT decision and, unless
  * this is a dry run, write every decision back.
  */
-static void
-handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run,
-				 Tuplestorestate *out, TupleDesc desc)
+static bool
+has_preemption(const FsResult *r)
 {
+	for (int i = 0; i < r->n_decisions; i++)
+		if (r->decisions[i].kind == FS_DECISION_PREEMPT)
+			return true;
+	return false;
+}
+
+/*
+ * *place_budget: how many more jobs this call may place (-1: no limit).
+ * PLACE decisions beyond it are left out -- those jobs stay RUNNABLE for
+ * the next pass -- unless the pass also preempts: a preemption may have
+ * been decided because those placements took the room, so then the pass
+ * is written whole.  Returns whether any placement was left out.
+ */
+static bool
+handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run,
+				 Tuplestorestate *out, TupleDesc desc, int *place_budget)
+{
+	bool		left_out = false;
 	static SPIPlanPtr nominate_plan = NULL;
 	static SPIPlanPtr drop_plan = NULL;
 	static SPIPlanPtr misconfigured_plan = NULL;
@@ -242,6 +283,8 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run,
 	DecisionBatch places;
 	DecisionBatch preempts;
 
+	if (*place_budget >= 0 && has_preemption(r))
+		*place_budget = -1;
 	batch_init(&places, r->n_decisions);
 	batch_init(&preempts, r->n_decisions);
 	for (int i = 0; i < r->n_decisions; i++)
@@ -251,6 +294,17 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run,
 		const char *env = d->environment >= 0 ? w->input.environments[d->environment].name : NULL;
 		const char *type = d->instance_type >= 0 ? w->input.instance_type_names[d->instance_type] : NULL;
 		char	   *reason;
+
+		fairshare_pass_progress();
+		if (d->kind == FS_DECISION_PLACE && *place_budget >= 0)
+		{
+			if (*place_budget == 0)
+			{
+				left_out = true;
+				continue;
+			}
+			(*place_budget)--;
+		}
 
 		switch (d->kind)
 		{
@@ -337,6 +391,7 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run,
 	if (!dry_run)
 		write_placements(&places, &preempts);
 	pfree(placed_per_share);
+	return left_out;
 }
 
 /* Store the fair shares' decayed usage, in one statement. */
@@ -404,28 +459,44 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 	bool		dry_run = PG_ARGISNULL(0) ? false : PG_GETARG_BOOL(0);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
+	bool		limited = !dry_run && fairshare_pass_placement_target > 0;
+	int			place_budget = limited ? fairshare_pass_placement_target : -1;
+	bool		left_work = false;
+	int			prefix = PASS_PREFIX;
+
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (!dry_run)
-		fairshare_pass_begin();
+		left_work = fairshare_pass_begin();
 
-	for (int round = 0, prefix = PASS_PREFIX; round < MAX_PASS_ROUNDS;
-		 round++, prefix = Min(prefix * 2, PASS_PREFIX_MAX))
+	/* A limited call loads enough of each share's head to reach its limit in one round. */
+	if (limited)
+		prefix = Min(Max(PASS_PREFIX, fairshare_pass_placement_target), PASS_PREFIX_MAX);
+	for (int round = 0; round < MAX_PASS_ROUNDS; round++, prefix = Min(prefix * 2, PASS_PREFIX_MAX))
 	{
-		PassWorld  *world = fairshare_load_world(prefix, NULL, NULL, 0, false);
-		FsResult   *result = fairshare_run_core(world);
+		PassWorld  *world;
+		FsResult   *result;
 		bool		again;
 
-		handle_decisions(world, result, dry_run, rsinfo->setResult, rsinfo->setDesc);
+		fairshare_pass_progress();
+		world = fairshare_load_world(prefix, NULL, NULL, 0, false);
+		fairshare_pass_progress();
+		result = fairshare_run_core(world);
+		fairshare_pass_progress();
+		if (handle_decisions(world, result, dry_run, rsinfo->setResult, rsinfo->setDesc, &place_budget))
+			left_work = true;
 		if (!dry_run)
 			store_usage(world, result);
 		again = !dry_run && result->more_jobs_needed && result->stats.placed > 0 &&
 			fairshare_prefix_used_up(world, result);
 		fairshare_world_free(world);
-		if (!again)
+		if (again && place_budget == 0)
+			left_work = true;
+		if (!again || place_budget == 0)
 			break;
 	}
+	fairshare_pass_left_work = left_work;
 
 	SPI_finish();
 	return (Datum) 0;

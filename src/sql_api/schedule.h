@@ -21,8 +21,12 @@
 #define PASS_PREFIX		64
 #define PASS_PREFIX_MAX	4096
 
-/* Take the pass lock and move new jobs into their queues. */
-extern void fairshare_pass_begin(void);
+/*
+ * Take the pass lock and move new jobs into their queues (at most
+ * fairshare_pass_placement_target of them, when set); returns whether new
+ * jobs were left for the next pass.
+ */
+extern bool fairshare_pass_begin(void);
 
 /*
  * Why a job is placed, in words.  placed_per_share accumulates the

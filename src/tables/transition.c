@@ -166,6 +166,8 @@ fairshare_job_transition(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("fairshare._job_transition() must be a BEFORE UPDATE row trigger")));
+	/* a pass moving thousands of jobs spends its time in here */
+	fairshare_pass_progress();
 	rel = trigdata->tg_relation;
 	fairshare_job_row_read(rel, trigdata->tg_trigtuple, &old_row);
 	fairshare_job_row_read(rel, trigdata->tg_newtuple, &new_row);

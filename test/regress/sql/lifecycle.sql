@@ -152,5 +152,26 @@ SELECT public.regress_try_hint(format('SELECT fairshare.update_job_priority(%s, 
 SELECT public.regress_try_hint('SELECT fairshare.update_job_priority(424242, 1)');
 SELECT old_status, new_status FROM fairshare.job_events WHERE job_id = :prio;
 
+-- The start of a pass takes new jobs into their queue, oldest first; the
+-- dispatcher bounds how many (max_new) and learns whether some were left.
+UPDATE fairshare.jobs SET status = 'RUNNABLE' WHERE status = 'SUBMITTED';
+SELECT count(pg_temp.submit('new' || i)) AS submitted FROM generate_series(1, 5) i;
+SELECT fairshare._prepare_pass(2) AS new_jobs_left;
+SELECT job_name, status FROM fairshare.jobs WHERE job_name LIKE 'new%' ORDER BY job_id;
+SELECT fairshare._prepare_pass(3) AS new_jobs_left;
+SELECT count(*) AS runnable FROM fairshare.jobs WHERE job_name LIKE 'new%' AND status = 'RUNNABLE';
+-- A disabled queue holds new and waiting jobs as PENDING, whatever max_new;
+-- enabled again, they come back.
+UPDATE fairshare.job_queues SET state = 'DISABLED' WHERE name = 'fifo';
+SELECT pg_temp.submit('held') AS held \gset
+SELECT fairshare._prepare_pass() AS new_jobs_left;
+SELECT status, status_reason FROM fairshare.jobs WHERE job_id = :held;
+SELECT count(*) AS pending FROM fairshare.jobs WHERE job_name LIKE 'new%' AND status = 'PENDING';
+UPDATE fairshare.job_queues SET state = 'ENABLED' WHERE name = 'fifo';
+SELECT fairshare._prepare_pass(1) AS new_jobs_left;
+SELECT status, status_reason FROM fairshare.jobs WHERE job_id = :held;
+SELECT count(*) AS runnable FROM fairshare.jobs WHERE job_name LIKE 'new%' AND status = 'RUNNABLE';
+SELECT public.regress_try('SELECT fairshare._prepare_pass(0)');
+
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
