@@ -1695,7 +1695,8 @@ drive(FsSmClient *c, bool has_deadline, TimestampTz deadline, int max_done)
 
 		now = GetCurrentTimestamp();
 		start_ready(c, now, true);
-		if (c->timer_set && c->timer_at <= now)
+		/* a request just started set curl's timer to "now": send it at once */
+		if (c->timer_set && c->timer_at <= GetCurrentTimestamp())
 		{
 			c->timer_set = false;
 			socket_action(c, CURL_SOCKET_TIMEOUT, 0);

@@ -53,6 +53,26 @@
 #define TRAINING_JOB_NAME_MAX 64
 #define MAX_RESULTS_PER_WAIT 64
 
+/*
+ * The most jobs one scheduling pass of the dispatcher places (and the most
+ * new jobs it takes into their queues).  A pass costs about 100-150 us per
+ * placed job; 512 keeps a pass of a burst near 60-80 ms, so its creates go
+ * out soon, while a pass is still long enough that its fixed cost (the
+ * world, the work query) stays small per job.
+ */
+#define DISPATCH_PASS_PLACEMENTS 512
+
+/*
+ * Outcomes are written in batches: at most OUTCOME_BATCH_MAX answers, or
+ * what came within OUTCOME_BATCH_MS of the first one, in one transaction.
+ * Under a stream of answers one transaction per answer would cost more
+ * than the answers; a few milliseconds of delay on an ARN or a status costs
+ * nothing (the capacity is already held).
+ */
+#define OUTCOME_BATCH_MAX	128
+#define OUTCOME_BATCH_MS	20
+#define OUTCOME_BATCH_SLOTS (OUTCOME_BATCH_MAX + MAX_RESULTS_PER_WAIT)
+
 /* What the dispatcher knows about one placed attempt. */
 typedef struct AttemptTrack
 {
@@ -74,12 +94,13 @@ typedef struct AttemptTrack
 typedef struct OutcomeBatch
 {
 	int			n_arns;
-	Datum		arn_ids[MAX_RESULTS_PER_WAIT];
-	Datum		arn_names[MAX_RESULTS_PER_WAIT];
-	Datum		arns[MAX_RESULTS_PER_WAIT];
+	Datum		arn_ids[OUTCOME_BATCH_SLOTS];
+	Datum		arn_names[OUTCOME_BATCH_SLOTS];
+	Datum		arns[OUTCOME_BATCH_SLOTS];
 	int			n_statuses;
-	Datum		status_ids[MAX_RESULTS_PER_WAIT];
-	Datum		statuses[MAX_RESULTS_PER_WAIT];
+	Datum		status_ids[OUTCOME_BATCH_SLOTS];
+	Datum		statuses[OUTCOME_BATCH_SLOTS];
+	TimestampTz since;			/* when the oldest of them arrived */
 } OutcomeBatch;
 
 struct FairshareDispatch
@@ -95,6 +116,20 @@ struct FairshareDispatch
 	MemoryContext wait_cxt;		/* reset on every wait */
 	OutcomeBatch batch;			/* answers not yet written (in wait_cxt) */
 };
+
+/*
+ * The dispatcher's client, moved along during its scheduling passes (see
+ * fairshare_pass_progress_hook): the creates of the last pass keep going
+ * out, and their answers coming in, while the next pass runs.
+ */
+static FsSmClient *pass_progress_client = NULL;
+
+static void
+pump_during_pass(void)
+{
+	if (pass_progress_client != NULL)
+		fs_sm_pump(pass_progress_client);
+}
 
 FairshareDispatch *
 fairshare_dispatch_create(void)
@@ -131,6 +166,9 @@ fairshare_dispatch_create(void)
 	}
 	d->started_at = GetCurrentTimestamp();
 	d->need_pass = true;
+	pass_progress_client = d->client;
+	fairshare_pass_progress_hook = pump_during_pass;
+	fairshare_pass_placement_target = DISPATCH_PASS_PLACEMENTS;
 	return d;
 }
 
@@ -370,8 +408,12 @@ describe_due(FairshareDispatch *d, TimestampTz now, long wait_ms)
 	return wait_ms;
 }
 
-/* A scheduling pass in its own transaction; returns the jobs it placed. */
-static int64
+/*
+ * A scheduling pass in its own transaction.  Returns whether there may be
+ * more to place at once: it placed jobs (those behind them may fit too), or
+ * it stopped at DISPATCH_PASS_PLACEMENTS with work left.
+ */
+static bool
 run_pass(void)
 {
 	int64		placed;
@@ -383,7 +425,7 @@ run_pass(void)
 		elog(ERROR, "fairshare dispatcher: fairshare.schedule() failed");
 	placed = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	end_short_xact();
-	return placed;
+	return placed > 0 || fairshare_pass_left_work;
 }
 
 long
@@ -425,12 +467,12 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 	d->turn_needed = false;
 
 	/*
-	 * One call of schedule() places a bounded number of jobs per share; when
-	 * it placed any, there may be more it could place, so the next pass
-	 * comes as soon as this one's calls are all under way (see
-	 * fairshare_dispatch_wait), not at the next poll.
+	 * One call of schedule() places at most DISPATCH_PASS_PLACEMENTS jobs;
+	 * when it placed any, there may be more it could place, so the next
+	 * pass comes at once (see fairshare_dispatch_wait), not at the next
+	 * poll.  The calls this one leads to go on during it.
 	 */
-	d->pass_again = run_pass() > 0;
+	d->pass_again = run_pass();
 
 	/* The placed attempts and what each needs. */
 	begin_short_xact("fairshare dispatcher: work");
@@ -547,7 +589,9 @@ queue_arn(FairshareDispatch *d, AttemptTrack *t, const char *arn)
 {
 	OutcomeBatch *b = &d->batch;
 
-	Assert(b->n_arns < MAX_RESULTS_PER_WAIT);
+	Assert(b->n_arns < OUTCOME_BATCH_SLOTS);
+	if (b->n_arns + b->n_statuses == 0)
+		b->since = GetCurrentTimestamp();
 	b->arn_ids[b->n_arns] = Int64GetDatum(t->job_id);
 	b->arn_names[b->n_arns] = CStringGetTextDatum(t->name);
 	b->arns[b->n_arns] = CStringGetTextDatum(arn);
@@ -560,7 +604,9 @@ queue_status(FairshareDispatch *d, AttemptTrack *t, Jsonb *response)
 {
 	OutcomeBatch *b = &d->batch;
 
-	Assert(b->n_statuses < MAX_RESULTS_PER_WAIT);
+	Assert(b->n_statuses < OUTCOME_BATCH_SLOTS);
+	if (b->n_arns + b->n_statuses == 0)
+		b->since = GetCurrentTimestamp();
 	b->status_ids[b->n_statuses] = Int64GetDatum(t->job_id);
 	b->statuses[b->n_statuses] = JsonbPGetDatum(response);
 	b->n_statuses++;
@@ -591,9 +637,16 @@ flush_outcomes(FairshareDispatch *d)
 													TYPALIGN_INT));
 		values[2] = PointerGetDatum(construct_array(b->arns, b->n_arns, TEXTOID, -1, false,
 													TYPALIGN_INT));
-		exec_params("UPDATE fairshare.jobs j SET training_job_arn = u.arn "
-					"FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(job_id, name, arn) "
-					"WHERE j.job_id = u.job_id AND j.training_job_name = u.name "
+		/*
+		 * No join with unnest(): right after a burst the planner's
+		 * statistics may still say jobs holds no placed rows, and a nested
+		 * loop over every placed job per batch made each flush cost
+		 * thousands of rows.  The ids go through the primary key; each
+		 * row's name and ARN are found by position (a batch is small).
+		 */
+		exec_params("UPDATE fairshare.jobs j SET training_job_arn = ($3::text[])[array_position($1::bigint[], j.job_id)] "
+					"WHERE j.job_id = ANY($1::bigint[]) "
+					"AND j.training_job_name = ($2::text[])[array_position($1::bigint[], j.job_id)] "
 					"AND j.status IN ('SCHEDULED', 'STARTING', 'RUNNING') AND j.training_job_arn IS NULL",
 					3, types, values);
 	}
@@ -927,69 +980,89 @@ flush_outcomes_guarded(FairshareDispatch *d)
 	error_context_stack = errcallback.previous;
 }
 
-/* Calls submitted but not yet started (queued, or backing off before a retry). */
-static int
-calls_waiting(FairshareDispatch *d)
+/*
+ * Write the outcomes collected so far, then free the memory the results
+ * and the batch were in (the results are all handled by then).
+ */
+static void
+write_batch(FairshareDispatch *d)
 {
-	return fs_sm_pending(d->client) - fs_sm_in_flight(d->client);
+	flush_outcomes_guarded(d);
+	d->batch.n_arns = d->batch.n_statuses = 0;
+	MemoryContextReset(d->wait_cxt);
+}
+
+/* Hand out up to MAX_RESULTS_PER_WAIT results within timeout_ms, and handle them. */
+static int
+collect_results(FairshareDispatch *d, long timeout_ms)
+{
+	FsSmResult *done[MAX_RESULTS_PER_WAIT];
+	int			n = fs_sm_wait(d->client, timeout_ms, done, MAX_RESULTS_PER_WAIT);
+
+	for (int i = 0; i < n; i++)
+		handle_result_guarded(d, done[i]);
+	return n;
 }
 
 /*
- * Wait up to timeout_ms, applying outcomes as they arrive.  Returns early
- * when the latch is set (a transaction changed jobs), when an outcome
- * means a new pass may decide something (a job finished, failed, or went
- * back to its queue), or when the last pass placed jobs and every call it
- * led to has been started (it may have left jobs it could place; until
- * then a wake or an outcome is remembered, not acted on);
- * otherwise keeps waiting, so a stream of answers does not turn into a
- * stream of passes.
+ * Wait up to timeout_ms, applying outcomes as they arrive, in batches (see
+ * OUTCOME_BATCH_MAX).  Returns early when the latch is set (a transaction
+ * changed jobs), or when an outcome means a new pass may decide something
+ * (a job finished, failed, or went back to its queue); otherwise keeps
+ * waiting, so a stream of answers does not turn into a stream of passes.
+ * After a pass that may have left jobs to place it only collects what is
+ * final already and returns at once: the next pass comes straight away,
+ * and the calls in flight go on during it (pump_during_pass).
  */
 void
 fairshare_dispatch_wait(FairshareDispatch *d, long timeout_ms)
 {
-	FsSmResult *done[MAX_RESULTS_PER_WAIT];
 	TimestampTz end = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
 	MemoryContext outer = MemoryContextSwitchTo(d->wait_cxt);
+	OutcomeBatch *b = &d->batch;
 
 	d->turn_needed = false;
-	for (;;)
-	{
-		long		left_ms = (long) ((end - GetCurrentTimestamp()) / 1000);
-		int			n;
+	/* What a failed flush left is in memory about to go (see reset). */
+	b->n_arns = b->n_statuses = 0;
+	MemoryContextReset(d->wait_cxt);
 
-		if (left_ms <= 0)
-			break;
-		if (d->pass_again && calls_waiting(d) == 0)
+	if (d->pass_again)
+	{
+		while (b->n_arns + b->n_statuses <= OUTCOME_BATCH_MAX &&
+			   collect_results(d, 0) == MAX_RESULTS_PER_WAIT)
+			;
+		write_batch(d);
+		d->need_pass = true;
+	}
+	while (!d->need_pass)
+	{
+		TimestampTz now = GetCurrentTimestamp();
+		long		left_ms = (long) ((end - now) / 1000);
+		long		wait_ms = left_ms;
+		int			queued = b->n_arns + b->n_statuses;
+
+		if (queued > 0)
 		{
-			d->need_pass = true;
-			break;
+			TimestampTz due = TimestampTzPlusMilliseconds(b->since, OUTCOME_BATCH_MS);
+
+			if (queued >= OUTCOME_BATCH_MAX || now >= due || left_ms <= 0 ||
+				fs_sm_pending(d->client) == 0)
+				write_batch(d);
+			else
+				wait_ms = Min(wait_ms, Max((long) ((due - now) / 1000), 1));
 		}
-		/* What a failed flush left is in memory about to go (see reset). */
-		d->batch.n_arns = d->batch.n_statuses = 0;
-		MemoryContextReset(d->wait_cxt);
-		n = fs_sm_wait(d->client, left_ms, done, MAX_RESULTS_PER_WAIT);
-		for (int i = 0; i < n; i++)
-			handle_result_guarded(d, done[i]);
-		flush_outcomes_guarded(d);
-		CHECK_FOR_INTERRUPTS();
 		if (MyLatch->is_set || d->turn_needed || ConfigReloadPending)
 		{
+			write_batch(d);
 			d->need_pass = true;
-			if (d->pass_again && calls_waiting(d) > 0 && !ConfigReloadPending)
-			{
-				/*
-				 * The last pass's calls are still waiting to start: a pass
-				 * now would hold them up for its whole length, and what it
-				 * decides would queue behind them anyway.  Remember the
-				 * wake (the pass that follows sees every commit before this
-				 * reset) and keep them moving.
-				 */
-				ResetLatch(MyLatch);
-				continue;
-			}
 			break;
 		}
+		if (left_ms <= 0)
+			break;
+		collect_results(d, wait_ms);
+		CHECK_FOR_INTERRUPTS();
 	}
+
 	/*
 	 * Reset the latch only before a turn with a pass: that pass sees every
 	 * commit that set it.  Left set, it ends the next wait at once.
