@@ -491,7 +491,8 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 		again = !dry_run && result->more_jobs_needed && result->stats.placed > 0 &&
 			fairshare_prefix_used_up(world, result);
 		fairshare_world_free(world);
-		if (again && place_budget == 0)
+		/* stopped by the budget or the rounds with jobs it could place: say so */
+		if (again && (place_budget == 0 || round == MAX_PASS_ROUNDS - 1))
 			left_work = true;
 		if (!again || place_budget == 0)
 			break;

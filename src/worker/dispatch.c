@@ -109,7 +109,7 @@ struct FairshareDispatch
 	HTAB	   *tracks;
 	TimestampTz started_at;		/* attempts placed before this are suspect */
 	bool		turn_needed;	/* an outcome changed what a pass would decide */
-	bool		pass_again;		/* the last pass placed jobs: it may have left some */
+	bool		pass_again;		/* the last pass stopped with more to place */
 	bool		need_pass;		/* the next turn runs a pass and reads the work */
 	TimestampTz last_pass_at;	/* when the last such turn began */
 	MemoryContext cxt;			/* the tracks */
@@ -409,23 +409,22 @@ describe_due(FairshareDispatch *d, TimestampTz now, long wait_ms)
 }
 
 /*
- * A scheduling pass in its own transaction.  Returns whether there may be
- * more to place at once: it placed jobs (those behind them may fit too), or
- * it stopped at DISPATCH_PASS_PLACEMENTS with work left.
+ * A scheduling pass in its own transaction.  Returns whether it stopped
+ * with work left (fairshare_pass_left_work): jobs it could have placed
+ * beyond DISPATCH_PASS_PLACEMENTS, or new jobs it did not take in.
+ * Otherwise a pass at once would decide nothing new: what it placed was
+ * all that fit, and what changes that (a commit, an outcome) asks for a
+ * pass itself.
  */
 static bool
 run_pass(void)
 {
-	int64		placed;
-	bool		isnull;
-
 	begin_short_xact("fairshare dispatcher: scheduling pass");
-	if (SPI_execute("SELECT count(*) FILTER (WHERE action = 'PLACE') FROM fairshare.schedule()",
-					false, 0) != SPI_OK_SELECT || SPI_processed != 1)
+	if (SPI_execute("SELECT count(*) FROM fairshare.schedule()", false, 0) != SPI_OK_SELECT ||
+		SPI_processed != 1)
 		elog(ERROR, "fairshare dispatcher: fairshare.schedule() failed");
-	placed = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	end_short_xact();
-	return placed > 0 || fairshare_pass_left_work;
+	return fairshare_pass_left_work;
 }
 
 long
@@ -468,9 +467,9 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 
 	/*
 	 * One call of schedule() places at most DISPATCH_PASS_PLACEMENTS jobs;
-	 * when it placed any, there may be more it could place, so the next
-	 * pass comes at once (see fairshare_dispatch_wait), not at the next
-	 * poll.  The calls this one leads to go on during it.
+	 * when it stopped there with more to place, the next pass comes at once
+	 * (see fairshare_dispatch_wait), not at the next poll.  The calls this
+	 * one leads to go on during it.
 	 */
 	d->pass_again = run_pass();
 
