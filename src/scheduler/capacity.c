@@ -839,6 +839,49 @@ fs_try_place(FsPass *pass, int job, const FsRules *rules, FsFit *fit)
 }
 
 /*
+ * The starvation nominee whose held room placing the job on (env, type)
+ * takes, or -1 when the job fits in room no one holds.  Only a job with a
+ * time limit takes held room, through the back-fill of fs_pair_fits; this
+ * names the nominee for the placement's reason.
+ */
+static int
+backfilled_nominee(FsPass *pass, int job, int env, int type)
+{
+	FsJobState *js = &pass->jobs[job];
+	FsTime		gone_by = pass->in->now + js->job->max_occupancy;
+
+	if (js->nominee >= 0 || js->job->max_occupancy <= 0)
+		return -1;
+	for (int u = 0; u < 2; u++)
+	{
+		int			unit_index = u == 0 ? 0 : FS_UNIT_INDEX(type);
+		int64_t		max;
+		int64_t		free_now;
+
+		if (u == 1 && !type_in_range(pass, type))
+			continue;
+		max = *fs_env_unit(pass, pass->env_max, env, unit_index);
+		if (max == FS_NO_LIMIT)
+			continue;
+		free_now = max - *fs_env_unit(pass, pass->env_occupied, env, unit_index)
+			- *fs_env_unit(pass, pass->env_held, env, unit_index);
+		if (js->job->instance_count <= free_now)
+			continue;
+		for (int i = 0; i < pass->n_nominees; i++)
+		{
+			FsNominee  *n = &pass->nominees[i];
+
+			if (n->active && n->hold_applied && n->kind == FS_NOMINATION_STARVATION &&
+				n->environment == env && n->complete_by > 0 && gone_by <= n->complete_by &&
+				(unit_index == 0 ? n->hold_num > 0 :
+				 (FS_UNIT_INDEX(n->instance_type) == unit_index && n->hold_type > 0)))
+				return i;
+		}
+	}
+	return -1;
+}
+
+/*
  * Place the job: it occupies the pair from now on, counts towards its
  * share at once (fair-share usage, quota holdings), and gives up the room
  * held for it, if any.
@@ -849,6 +892,7 @@ fs_place(FsPass *pass, int job, int env, int type)
 	FsJobState *js = &pass->jobs[job];
 	FsShareState *ss = &pass->shares[js->share];
 	int			count = js->job->instance_count;
+	int			backfilled = backfilled_nominee(pass, job, env, type);
 	FsDecision *d;
 
 	if (js->nominee >= 0)
@@ -882,5 +926,10 @@ fs_place(FsPass *pass, int job, int env, int type)
 	d = fs_add_decision(pass, FS_DECISION_PLACE, job);
 	d->environment = env;
 	d->instance_type = type;
+	if (backfilled >= 0)
+	{
+		d->backfill_for_job_id = pass->jobs[pass->nominees[backfilled].job].job->job_id;
+		d->backfill_gone_by = pass->in->now + js->job->max_occupancy;
+	}
 	pass->result->stats.placed++;
 }

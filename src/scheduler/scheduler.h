@@ -285,6 +285,13 @@ typedef struct FsDecision
 	int			instance_type;
 	int			instance_count;
 
+	/*
+	 * PLACE: the starving job whose held room this placement uses, because
+	 * its time limit ends it before that room is complete (0: none).
+	 */
+	int64_t		backfill_for_job_id;
+	FsTime		backfill_gone_by;	/* ... the latest it is gone */
+
 	/* PREEMPT */
 	FsPreemptReason preempt_reason;
 	int64_t		for_job_id;

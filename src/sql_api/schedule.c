@@ -144,8 +144,8 @@ share_holds(const PassWorld *w, int share, int unit, const int64 *placed_extra)
  * quota share says whether it runs within its guarantee or borrows, a fair
  * share its usage and weight.
  */
-char *
-fairshare_placement_reason(const PassWorld *w, const FsDecision *d, int64 *placed_per_share)
+static char *
+policy_reason(const PassWorld *w, const FsDecision *d, int64 *placed_per_share)
 {
 	const char *env = w->input.environments[d->environment].name;
 	const char *type = w->input.instance_type_names[d->instance_type];
@@ -172,6 +172,23 @@ fairshare_placement_reason(const PassWorld *w, const FsDecision *d, int64 *place
 		return psprintf("fair share %s (weight %.4g, usage %.1f) is furthest below its share; on %s, %s",
 						s->name, s->weight, s->usage, env, type);
 	return psprintf("next in FIFO order; on %s, %s", env, type);
+}
+
+/*
+ * ... and, when it back-fills room held for a starving job, says so: that
+ * job waits for this one no longer than its own hold promised.
+ */
+char *
+fairshare_placement_reason(const PassWorld *w, const FsDecision *d, int64 *placed_per_share)
+{
+	char	   *reason = policy_reason(w, d, placed_per_share);
+
+	if (d->backfill_for_job_id == 0)
+		return reason;
+	return psprintf("%s; back-fills room held for starving job %lld: its time limit ends it "
+					"by %s, before that room is complete",
+					reason, (long long) d->backfill_for_job_id,
+					timestamptz_to_str((TimestampTz) d->backfill_gone_by));
 }
 
 /* Arrays of one kind of decision, written back in one statement. */

@@ -438,7 +438,32 @@ test_starvation_backfill_by_time_limit(void)
 	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(too_long)) == NULL);
 	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(short_job)) != NULL);
 	CHECK_CONTAINS(sim_wait_text(&sim, ID(too_long)), "held");
+	/* the placement says whose room it back-fills, and until when */
+	if (sim_decision(&sim, FS_DECISION_PLACE, ID(short_job)) != NULL)
+	{
+		const FsDecision *d = sim_decision(&sim, FS_DECISION_PLACE, ID(short_job));
+
+		CHECK(d->backfill_for_job_id == ID(starver));
+		CHECK(d->backfill_gone_by == sim.now + FS_SECONDS(1800));
+	}
 	sim_free(&sim);
+
+	/* a job placed in room no one holds back-fills nothing */
+	{
+		int			t,
+					env,
+					q,
+					free_job;
+
+		simple_world(&sim, FS_POLICY_FIFO, 10, &t, &env, &q, &s);
+		a = sim_run(&sim, s, env, t, 5, 0);
+		free_job = sim_submit(&sim, s, 5, 0, t);
+		sim.jobs[free_job].max_occupancy = FS_SECONDS(600);
+		sim_pass(&sim);
+		CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(free_job)) != NULL &&
+			  sim_decision(&sim, FS_DECISION_PLACE, ID(free_job))->backfill_for_job_id == 0);
+		sim_free(&sim);
+	}
 
 	/* when B's end is not known, neither is when the room is complete: no back-fill */
 	starvation_backfill_world(&sim, &s, &a, &b, &starver);

@@ -322,7 +322,18 @@ SELECT job_name, status, nomination_kind FROM fairshare.jobs WHERE job_name = 'b
 SELECT pg_temp.sagemaker('small', 'Completed');
 SELECT pg_temp.submit_limited('bf-queue', 'hour', 1, 3600) > 0 AS hour,
 	   pg_temp.submit_limited('bf-queue', 'ten-minutes', 1, 600) > 0 AS ten_minutes;
-SELECT * FROM pg_temp.pass();
+-- Its reason names the starving job and when the time limit ends it:
+-- MaxRuntimeInSeconds (10 min) plus fairshare.backfill_allowance (30 min)
+-- after the pass.
+SELECT job, action, placement,
+	   regexp_replace(regexp_replace(reason, 'job [0-9]+', 'job big'), 'by [^,]+,', 'by <gone by>,') AS reason,
+	   substring(reason from 'starving job ([0-9]+)')::bigint = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'big') AS names_big,
+	   substring(reason from 'by ([^,]+),')::timestamptz - now() AS gone_within
+  FROM pg_temp.pass();
+-- explain() tells the same.
+SELECT regexp_replace(regexp_replace(fairshare.explain(job_id)->>'status_reason', 'job [0-9]+', 'job big'),
+					  'by [^,]+,', 'by <gone by>,') AS explained
+  FROM fairshare.jobs WHERE job_name = 'ten-minutes';
 SELECT regexp_replace(pg_temp.why('hour'), 'job [0-9]+', 'job big') AS why;
 -- With fairshare.backfill_allowance = -1, time limits are not used: nothing
 -- takes the held room.
