@@ -338,24 +338,29 @@ fs_keep_reserve(FsPass *pass, int queue)
  * the back-fill never makes it start later than the hold alone guarantees.
  */
 static int64_t
+backfillable_hold(const FsPass *pass, int nominee, int env, int unit_index, FsTime gone_by,
+				  int own_nominee)
+{
+	const FsNominee *n = &pass->nominees[nominee];
+
+	if (!n->active || !n->hold_applied || n->kind != FS_NOMINATION_STARVATION ||
+		n->environment != env || nominee == own_nominee ||
+		n->complete_by <= 0 || gone_by > n->complete_by)
+		return 0;
+	if (unit_index == 0)
+		return n->hold_num;
+	if (unit_index == FS_UNIT_INDEX(n->instance_type))
+		return n->hold_type;
+	return 0;
+}
+
+static int64_t
 backfill_room(FsPass *pass, int env, int unit_index, const FsRules *rules)
 {
 	int64_t		room = 0;
-	int			i;
 
-	for (i = 0; i < pass->n_nominees; i++)
-	{
-		FsNominee  *n = &pass->nominees[i];
-
-		if (!n->active || !n->hold_applied || n->kind != FS_NOMINATION_STARVATION ||
-			n->environment != env || i == rules->own_nominee ||
-			n->complete_by <= 0 || rules->gone_by > n->complete_by)
-			continue;
-		if (unit_index == 0)
-			room += n->hold_num;
-		else if (unit_index == FS_UNIT_INDEX(n->instance_type))
-			room += n->hold_type;
-	}
+	for (int i = 0; i < pass->n_nominees; i++)
+		room += backfillable_hold(pass, i, env, unit_index, rules->gone_by, rules->own_nominee);
 	return room;
 }
 
@@ -849,34 +854,20 @@ backfilled_nominee(FsPass *pass, int job, int env, int type)
 {
 	FsJobState *js = &pass->jobs[job];
 	FsTime		gone_by = pass->in->now + js->job->max_occupancy;
+	FsRules		unheld = {.own_nominee = -1};	/* room no one holds */
 
 	if (js->nominee >= 0 || js->job->max_occupancy <= 0)
 		return -1;
 	for (int u = 0; u < 2; u++)
 	{
 		int			unit_index = u == 0 ? 0 : FS_UNIT_INDEX(type);
-		int64_t		max;
-		int64_t		free_now;
 
-		if (u == 1 && !type_in_range(pass, type))
-			continue;
-		max = *fs_env_unit(pass, pass->env_max, env, unit_index);
-		if (max == FS_NO_LIMIT)
-			continue;
-		free_now = max - *fs_env_unit(pass, pass->env_occupied, env, unit_index)
-			- *fs_env_unit(pass, pass->env_held, env, unit_index);
-		if (js->job->instance_count <= free_now)
+		if ((u == 1 && !type_in_range(pass, type)) ||
+			js->job->instance_count <= raw_room(pass, env, unit_index, &unheld))
 			continue;
 		for (int i = 0; i < pass->n_nominees; i++)
-		{
-			FsNominee  *n = &pass->nominees[i];
-
-			if (n->active && n->hold_applied && n->kind == FS_NOMINATION_STARVATION &&
-				n->environment == env && n->complete_by > 0 && gone_by <= n->complete_by &&
-				(unit_index == 0 ? n->hold_num > 0 :
-				 (FS_UNIT_INDEX(n->instance_type) == unit_index && n->hold_type > 0)))
+			if (backfillable_hold(pass, i, env, unit_index, gone_by, -1) > 0)
 				return i;
-		}
 	}
 	return -1;
 }

@@ -268,10 +268,6 @@ write_placements(DecisionBatch *places, DecisionBatch *preempts)
 	}
 }
 
-/*
- * Emit schedule()'s row for every PLACE and PREEMPT decision and, unless
- * this is a dry run, write every decision back.
- */
 static bool
 has_preemption(const FsResult *r)
 {
@@ -282,6 +278,9 @@ has_preemption(const FsResult *r)
 }
 
 /*
+ * Emit schedule()'s row for every PLACE and PREEMPT decision and, unless
+ * this is a dry run, write every decision back.
+ *
  * *place_budget: how many more jobs this call may place (-1: no limit).
  * PLACE decisions beyond it are left out -- those jobs stay RUNNABLE for
  * the next pass -- unless the pass also preempts: a preemption may have
