@@ -57,6 +57,13 @@ typedef struct JobTrack
 	FsTime		startup;		/* this attempt's startup delay */
 	FsTime		finished_at;	/* -1 until it finished */
 	bool		preempted_in_window;	/* this attempt was stopped in the measured day */
+
+	/*
+	 * While nominated as starving: the first time the core gave by which
+	 * its held room is complete (0: none yet).  Back-fill must never make
+	 * it start later than that (on_placed).
+	 */
+	FsTime		room_promised_by;
 } JobTrack;
 
 typedef struct Day
@@ -70,6 +77,7 @@ typedef struct Day
 	int			type;
 	int			class_share[N_CLASSES];
 	JobTrack   *track;			/* [workload->n_jobs], by job index */
+	bool		preempted;		/* a job was preempted, in any day */
 	int64_t    *stopping_for;	/* scratch [n_jobs]: instances stopping for each job */
 	int			n_submitted;
 	int			n_finished;
@@ -170,6 +178,30 @@ on_placed(Day *d, int job)
 	t->startup = workload_startup_delay(d->workload->seed, job, t->attempts);
 	d->sim.jobs[job].duration = t->startup + d->workload->jobs[job].run_time;
 	t->state = SIM_RUNNING;
+
+	/*
+	 * With one queue and no preemption, nothing but back-fill changes when
+	 * a starving job's room is complete, and back-fill must keep the time
+	 * its hold first promised.  (Preemption victims, or another queue's
+	 * starving job, may take room the promise counted on.)
+	 */
+	if (t->room_promised_by > 0 && d->sim.n_queues == 1 && !d->preempted)
+		expect(d, d->sim.now <= t->room_promised_by,
+			   "a starving job started later than its held room was promised complete");
+	t->room_promised_by = 0;
+}
+
+/* A starving job's hold: remember the first time its room is promised by. */
+static void
+on_nomination(Day *d, int job, const FsDecision *decision)
+{
+	JobTrack   *t = &d->track[job];
+
+	if (decision->kind == FS_DECISION_DROP_NOMINATION)
+		t->room_promised_by = 0;
+	else if (decision->nomination_kind == FS_NOMINATION_STARVATION &&
+			 decision->room_complete_by > 0 && t->room_promised_by == 0)
+		t->room_promised_by = decision->room_complete_by;
 }
 
 static void
@@ -182,6 +214,7 @@ on_preempted(Day *d, int job, const FsDecision *decision)
 	expect(d, d->sim.jobs[job].started_at < d->sim.now,
 			   "a job placed at this moment was chosen as a victim");
 	t->state = SIM_STOPPING;
+	d->preempted = true;
 	if (!t->preempted_in_window)
 		return;
 	d->result->classes[class_of(d, job)].preemptions++;
@@ -362,6 +395,10 @@ run_pass(Day *d)
 				on_preempted(d, job, decision);
 			else if (decision->kind == FS_DECISION_MISCONFIGURED)
 				broken(d, "job %lld reported misconfigured", (long long) decision->job_id);
+			else if (decision->kind == FS_DECISION_NOMINATE ||
+					 decision->kind == FS_DECISION_KEEP_NOMINATION ||
+					 decision->kind == FS_DECISION_DROP_NOMINATION)
+				on_nomination(d, job, decision);
 		}
 		complete = !(r->more_jobs_needed && r->stats.placed > 0);
 	}

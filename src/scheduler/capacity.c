@@ -331,27 +331,45 @@ fs_keep_reserve(FsPass *pass, int queue)
 /* ---------- environments ---------- */
 
 /*
- * The holds of starvation nominees on (env, unit) that a job gone by
- * rules->gone_by may use: those whose room is complete only after that.
- * Whatever happens until then, the nominee's room is complete by its
- * complete_by (every job counted for it has ended, and this one too), so
- * the back-fill never makes it start later than the hold alone guarantees.
+ * How much of a starvation nominee's hold on (env, unit) a placement may
+ * use without the nominee's room being complete any later than its
+ * complete_by, whatever happens until then:
+ *
+ * - all of it, by a job certain to be gone by then (gone_by, 0: not known):
+ *   every job counted for the room has ended by complete_by, and so has
+ *   this one;
+ * - else, by a job of any length, as much of it as the jobs known to be
+ *   gone by then free (released): at complete_by the nominee finds the
+ *   room free now plus released, less what this job keeps, and needs
+ *   count of it, so the job may keep up to free + released - count of
+ *   the room free now -- which, the hold being count, is the room not
+ *   held plus min(hold, released).  That is Slurm's back-fill onto nodes
+ *   the reservation does not need, counted in instances.  With a second
+ *   starvation nominee on the unit both would count the same releases,
+ *   so then none of this.
  */
 static int64_t
-backfillable_hold(const FsPass *pass, int nominee, int env, int unit_index, FsTime gone_by,
+backfillable_hold(FsPass *pass, int nominee, int env, int unit_index, FsTime gone_by,
 				  int own_nominee)
 {
 	const FsNominee *n = &pass->nominees[nominee];
+	int64_t		hold,
+				released;
 
 	if (!n->active || !n->hold_applied || n->kind != FS_NOMINATION_STARVATION ||
-		n->environment != env || nominee == own_nominee ||
-		n->complete_by <= 0 || gone_by > n->complete_by)
+		n->environment != env || nominee == own_nominee || n->complete_by <= 0)
 		return 0;
 	if (unit_index == 0)
-		return n->hold_num;
-	if (unit_index == FS_UNIT_INDEX(n->instance_type))
-		return n->hold_type;
-	return 0;
+		hold = n->hold_num, released = n->released_num;
+	else if (unit_index == FS_UNIT_INDEX(n->instance_type))
+		hold = n->hold_type, released = n->released_type;
+	else
+		return 0;
+	if (gone_by > 0 && gone_by <= n->complete_by)
+		return hold;
+	if (*fs_env_unit(pass, pass->env_held_starving, env, unit_index) != hold)
+		return 0;
+	return released < hold ? released : hold;
 }
 
 static int64_t
@@ -405,7 +423,7 @@ raw_room(FsPass *pass, int env, int unit_index, const FsRules *rules)
 		if (n->kind == FS_NOMINATION_STARVATION)
 			starving -= own;
 	}
-	if (rules->gone_by > 0 && starving > 0)
+	if (rules->backfill && starving > 0)
 		room += backfill_room(pass, env, unit_index, rules);
 	if (rules->before_starvation_holds && starving > 0)
 	{
@@ -703,9 +721,12 @@ fs_pair_fits(FsPass *pass, int job, int env, int type, const FsRules *rules, FsF
 	FsRules		backfill = *rules;
 	int			u;
 
-	/* a job certain to be gone in time may back-fill starving jobs' room */
-	if (js->job->max_occupancy > 0 && !rules->before_starvation_holds)
-		backfill.gone_by = pass->in->now + js->job->max_occupancy;
+	/* a placement may back-fill what starving jobs' holds will not need */
+	if (!rules->before_starvation_holds)
+	{
+		backfill.backfill = true;
+		backfill.gone_by = js->job->max_occupancy > 0 ? pass->in->now + js->job->max_occupancy : 0;
+	}
 	rules = &backfill;
 
 	/* the quota share's own limits first: they say most about why it waits */
@@ -845,18 +866,18 @@ fs_try_place(FsPass *pass, int job, const FsRules *rules, FsFit *fit)
 
 /*
  * The starvation nominee whose held room placing the job on (env, type)
- * takes, or -1 when the job fits in room no one holds.  Only a job with a
- * time limit takes held room, through the back-fill of fs_pair_fits; this
- * names the nominee for the placement's reason.
+ * takes, or -1 when the job fits in room no one holds.  A job takes held
+ * room only through the back-fill of fs_pair_fits; this names the nominee
+ * for the placement's reason.
  */
 static int
 backfilled_nominee(FsPass *pass, int job, int env, int type)
 {
 	FsJobState *js = &pass->jobs[job];
-	FsTime		gone_by = pass->in->now + js->job->max_occupancy;
+	FsTime		gone_by = js->job->max_occupancy > 0 ? pass->in->now + js->job->max_occupancy : 0;
 	FsRules		unheld = {.own_nominee = -1};	/* room no one holds */
 
-	if (js->nominee >= 0 || js->job->max_occupancy <= 0)
+	if (js->nominee >= 0)
 		return -1;
 	for (int u = 0; u < 2; u++)
 	{
@@ -919,8 +940,13 @@ fs_place(FsPass *pass, int job, int env, int type)
 	d->instance_type = type;
 	if (backfilled >= 0)
 	{
-		d->backfill_for_job_id = pass->jobs[pass->nominees[backfilled].job].job->job_id;
-		d->backfill_gone_by = pass->in->now + js->job->max_occupancy;
+		const FsNominee *n = &pass->nominees[backfilled];
+		FsTime		gone_by = pass->in->now + js->job->max_occupancy;
+
+		d->backfill_for_job_id = pass->jobs[n->job].job->job_id;
+		d->backfill_complete_by = n->complete_by;
+		if (js->job->max_occupancy > 0 && gone_by <= n->complete_by)
+			d->backfill_gone_by = gone_by;
 	}
 	pass->result->stats.placed++;
 }

@@ -181,6 +181,14 @@ typedef struct FsNominee
 	 * A job certain to be gone by then may use the held room (back-fill).
 	 */
 	FsTime		complete_by;
+
+	/*
+	 * ... and what the jobs known to be gone by complete_by free, per unit:
+	 * of the room it holds now, all but count - released is not needed then,
+	 * and a job of any length may use that much (capacity.c: spare_of_hold).
+	 */
+	int64_t		released_num;
+	int64_t		released_type;
 } FsNominee;
 
 typedef struct FsPass
@@ -253,10 +261,13 @@ typedef struct FsRules
 	bool		before_starvation_holds;
 
 	/*
-	 * A placement of a job certain to be gone by then (0: not known): it may
-	 * use room held for starvation nominees whose room is complete only
-	 * later (capacity.c: raw_room; set by fs_pair_fits).
+	 * A placement (set by fs_pair_fits, except for a victim search): it may
+	 * use room held for starvation nominees that they will not need --
+	 * all of it when the job is certain to be gone by gone_by (0: not
+	 * known) and their room is complete only later, else what jobs ending
+	 * before their room is complete will give back (capacity.c: raw_room).
 	 */
+	bool		backfill;
 	FsTime		gone_by;
 } FsRules;
 

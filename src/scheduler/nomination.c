@@ -415,6 +415,38 @@ end_cmp(const void *a, const void *b, const void *ctx)
 	return 0;
 }
 
+/* The ends of running and just-placed jobs on the nominee's unit, sorted. */
+static int
+collect_ends(FsPass *pass, const FsNominee *n, bool of_type, FsEnd *ends)
+{
+	const FsInput *in = pass->in;
+	int			n_ends = 0;
+	int			i;
+
+	for (i = 0; i < in->n_running; i++)
+	{
+		const FsRunningJob *run = &in->running[i];
+
+		if (run->environment != n->environment || pass->run_stopping[i] ||
+			run->ends_by <= 0 || (of_type && run->instance_type != n->instance_type))
+			continue;
+		ends[n_ends].at = run->ends_by > in->now ? run->ends_by : in->now;
+		ends[n_ends++].count = run->instance_count;
+	}
+	for (i = 0; i < pass->n_jobs; i++)
+	{
+		const FsJobState *js = &pass->jobs[i];
+
+		if (js->status != FS_JOB_PLACED || js->placed_env != n->environment ||
+			js->job->max_occupancy <= 0 || (of_type && js->placed_type != n->instance_type))
+			continue;
+		ends[n_ends].at = in->now + js->job->max_occupancy;
+		ends[n_ends++].count = js->job->instance_count;
+	}
+	fs_sort(ends, n_ends, sizeof(FsEnd), end_cmp, NULL, &pass->arena);
+	return n_ends;
+}
+
 /*
  * When is the room of a starvation nominee that holds it complete at the
  * latest?  Per limit of its pair, the room it has now (free, not held for
@@ -425,6 +457,10 @@ end_cmp(const void *a, const void *b, const void *ctx)
  * their end is not known).  0 when no such moment is known, or when the
  * room is there already and the job waits for something else (a quota or
  * the compute reservation): then nothing back-fills its room.
+ *
+ * Also, per unit, what the jobs gone by that moment free (released_*):
+ * with the room free now, that is more than the nominee needs when the
+ * last of them frees more than was missing, or several end together.
  */
 void
 fs_starver_complete_by(FsPass *pass, int nominee)
@@ -432,63 +468,56 @@ fs_starver_complete_by(FsPass *pass, int nominee)
 	FsNominee  *n = &pass->nominees[nominee];
 	const FsInput *in = pass->in;
 	FsRules		rules;
-	FsEnd	   *ends;
+	FsEnd	   *ends[2];
+	int			n_ends[2] = {0, 0};
 	FsTime		complete = in->now;
 	bool		short_of_room = false;
 	int			u,
 				i;
 
 	n->complete_by = 0;
+	n->released_num = n->released_type = 0;
 	fs_init_rules(&rules);
 	rules.own_nominee = nominee;
-	ends = fs_arena_alloc(&pass->arena, sizeof(FsEnd) * (size_t) (in->n_running + pass->n_jobs + 1));
 	for (u = 0; u < 2; u++)
 	{
 		int			ui = (u == 0) ? 0 : FS_UNIT_INDEX(n->instance_type);
 		int64_t		need;
 		int64_t		gathered = 0;
-		int			n_ends = 0;
 
 		if (u == 1 && (n->instance_type < 0 || n->instance_type >= in->n_instance_types))
 			continue;
 		if (*fs_env_unit(pass, pass->env_max, n->environment, ui) == FS_NO_LIMIT)
 			continue;
+		ends[u] = fs_arena_alloc(&pass->arena, sizeof(FsEnd) * (size_t) (in->n_running + pass->n_jobs + 1));
+		n_ends[u] = collect_ends(pass, n, u == 1, ends[u]);
 		need = n->count - fs_env_room(pass, n->environment, ui, pass->jobs[n->job].share, &rules);
 		if (need <= 0)
 			continue;
 		short_of_room = true;
-		for (i = 0; i < in->n_running; i++)
+		for (i = 0; i < n_ends[u] && gathered < need; i++)
 		{
-			const FsRunningJob *run = &in->running[i];
-
-			if (run->environment != n->environment || pass->run_stopping[i] ||
-				run->ends_by <= 0 || (u == 1 && run->instance_type != n->instance_type))
-				continue;
-			ends[n_ends].at = run->ends_by > in->now ? run->ends_by : in->now;
-			ends[n_ends++].count = run->instance_count;
-		}
-		for (i = 0; i < pass->n_jobs; i++)
-		{
-			const FsJobState *js = &pass->jobs[i];
-
-			if (js->status != FS_JOB_PLACED || js->placed_env != n->environment ||
-				js->job->max_occupancy <= 0 || (u == 1 && js->placed_type != n->instance_type))
-				continue;
-			ends[n_ends].at = in->now + js->job->max_occupancy;
-			ends[n_ends++].count = js->job->instance_count;
-		}
-		fs_sort(ends, n_ends, sizeof(FsEnd), end_cmp, NULL, &pass->arena);
-		for (i = 0; i < n_ends && gathered < need; i++)
-		{
-			gathered += ends[i].count;
-			if (ends[i].at > complete)
-				complete = ends[i].at;
+			gathered += ends[u][i].count;
+			if (ends[u][i].at > complete)
+				complete = ends[u][i].at;
 		}
 		if (gathered < need)
 			return;				/* not known to be complete, ever */
 	}
-	if (short_of_room)
-		n->complete_by = complete;
+	if (!short_of_room)
+		return;
+	n->complete_by = complete;
+	for (u = 0; u < 2; u++)
+	{
+		int64_t		released = 0;
+
+		for (i = 0; i < n_ends[u] && ends[u][i].at <= complete; i++)
+			released += ends[u][i].count;
+		if (u == 0)
+			n->released_num = released;
+		else
+			n->released_type = released;
+	}
 }
 
 /*
@@ -521,6 +550,7 @@ fs_serve_starver(FsPass *pass, int queue, const FsRules *base_rules)
 	d->instance_type = n->instance_type;
 	d->nomination_kind = n->kind;
 	d->nominated_since = n->since;
+	d->room_complete_by = n->complete_by;
 	fs_note_nominated(pass, n->job);
 }
 
@@ -567,6 +597,7 @@ fs_nominate_starving_job(FsPass *pass, int queue)
 			d->instance_type = type;
 			d->nomination_kind = FS_NOMINATION_STARVATION;
 			d->nominated_since = pass->in->now;
+			d->room_complete_by = pass->nominees[n].complete_by;
 			pass->result->stats.nominated++;
 			fs_note_nominated(pass, job);
 			return;

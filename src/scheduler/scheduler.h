@@ -286,11 +286,15 @@ typedef struct FsDecision
 	int			instance_count;
 
 	/*
-	 * PLACE: the starving job whose held room this placement uses, because
-	 * its time limit ends it before that room is complete (0: none).
+	 * PLACE: the starving job whose held room this placement uses (0:
+	 * none), and when that room is complete at the latest.  Either this
+	 * job's time limit ends it by then (backfill_gone_by, the latest it is
+	 * gone), or (backfill_gone_by 0) it keeps no more than jobs ending by
+	 * then give back beyond what the starving job needs.
 	 */
 	int64_t		backfill_for_job_id;
-	FsTime		backfill_gone_by;	/* ... the latest it is gone */
+	FsTime		backfill_complete_by;
+	FsTime		backfill_gone_by;
 
 	/* PREEMPT */
 	FsPreemptReason preempt_reason;
@@ -304,6 +308,14 @@ typedef struct FsDecision
 	/* NOMINATE, KEEP_NOMINATION, DROP_NOMINATION */
 	FsNominationKind nomination_kind;
 	FsTime		nominated_since;
+
+	/*
+	 * NOMINATE, KEEP_NOMINATION of a starving job: its held room is complete
+	 * by then at the latest, by the time limits of the jobs it waits for;
+	 * what back-fills it never makes that later (0: not known, or the job
+	 * waits for something other than room).
+	 */
+	FsTime		room_complete_by;
 
 	/* MISCONFIGURED */
 	FsMisconfiguration misconfiguration;

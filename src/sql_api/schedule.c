@@ -185,10 +185,15 @@ fairshare_placement_reason(const PassWorld *w, const FsDecision *d, int64 *place
 
 	if (d->backfill_for_job_id == 0)
 		return reason;
-	return psprintf("%s; back-fills room held for starving job %lld: its time limit ends it "
-					"by %s, before that room is complete",
+	if (d->backfill_gone_by > 0)
+		return psprintf("%s; back-fills room held for starving job %lld: its time limit ends it "
+						"by %s, before that room is complete",
+						reason, (long long) d->backfill_for_job_id,
+						timestamptz_to_str((TimestampTz) d->backfill_gone_by));
+	return psprintf("%s; back-fills room held for starving job %lld that it will not need: "
+					"jobs whose time limits end them by %s give back all it needs",
 					reason, (long long) d->backfill_for_job_id,
-					timestamptz_to_str((TimestampTz) d->backfill_gone_by));
+					timestamptz_to_str((TimestampTz) d->backfill_complete_by));
 }
 
 /* Arrays of one kind of decision, written back in one statement. */

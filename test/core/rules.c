@@ -387,26 +387,28 @@ test_starvation_holds_capacity(void)
 
 /*
  * 2.2a with time limits: room held for a starving job may be back-filled by
- * a job certain to be gone before that room could be complete -- and only
- * by such a job.  Ten instances: A (5, gone within an hour at the latest)
- * and B (4, within two hours) run, one is free, and an 8-instance job
- * starves: its room is complete in two hours at the latest.
+ * a job certain to be gone before that room could be complete, and by any
+ * job as far as the jobs gone by then free more than the starving job
+ * needs.  Ten instances: A (a_count, gone within an hour at the latest)
+ * and B (b_count, within two hours) run, the rest is free, and a job of
+ * starver_count starves: its room is complete in two hours at the latest.
  */
 static void
-starvation_backfill_world(Sim *sim, int *s, int *a, int *b, int *starver)
+starvation_backfill_world(Sim *sim, int a_count, int b_count, int starver_count,
+						  int *s, int *a, int *b, int *starver)
 {
 	int			t,
 				env,
 				q;
 
 	simple_world(sim, FS_POLICY_FIFO, 10, &t, &env, &q, s);
-	*a = sim_run(sim, *s, env, t, 5, 0);
+	*a = sim_run(sim, *s, env, t, a_count, 0);
 	sim->jobs[*a].started_at = sim->now - FS_SECONDS(600);
 	sim->jobs[*a].max_occupancy = FS_SECONDS(600 + 3600);
-	*b = sim_run(sim, *s, env, t, 4, 0);
+	*b = sim_run(sim, *s, env, t, b_count, 0);
 	sim->jobs[*b].started_at = sim->now - FS_SECONDS(600);
 	sim->jobs[*b].max_occupancy = FS_SECONDS(600 + 7200);
-	*starver = sim_submit(sim, *s, 8, 0, t);
+	*starver = sim_submit(sim, *s, starver_count, 0, t);
 	sim->jobs[*starver].runnable_at = sim->now - FS_SECONDS(2 * 3600);
 	sim->jobs[*starver].nomination.kind = FS_NOMINATION_STARVATION;
 	sim->jobs[*starver].nomination.environment = env;
@@ -414,6 +416,21 @@ starvation_backfill_world(Sim *sim, int *s, int *a, int *b, int *starver)
 	sim->jobs[*starver].nomination.since = sim->now - FS_SECONDS(60);
 }
 
+/* A job of `count' instances and time limit `limit' (0: none), in share s. */
+static int
+submit_limited(Sim *sim, int s, int count, FsTime limit)
+{
+	int			j = sim_submit(sim, s, count, 0, sim->jobs[0].types[0]);
+
+	sim->jobs[j].max_occupancy = limit;
+	return j;
+}
+
+/*
+ * A (5) and B (4) free nine by two hours from now, one is free, and the
+ * starving job needs all ten: nothing is to spare then, so only a job gone
+ * by then back-fills.
+ */
 static void
 test_starvation_backfill_by_time_limit(void)
 {
@@ -425,26 +442,26 @@ test_starvation_backfill_by_time_limit(void)
 				unknown,
 				too_long,
 				short_job;
+	const FsDecision *d;
 
-	starvation_backfill_world(&sim, &s, &a, &b, &starver);
-	unknown = sim_submit(&sim, s, 1, 0, sim.jobs[a].types[0]);
-	too_long = sim_submit(&sim, s, 1, 0, sim.jobs[a].types[0]);
-	sim.jobs[too_long].max_occupancy = FS_SECONDS(3 * 3600);
-	short_job = sim_submit(&sim, s, 1, 0, sim.jobs[a].types[0]);
-	sim.jobs[short_job].max_occupancy = FS_SECONDS(1800);
+	starvation_backfill_world(&sim, 5, 4, 10, &s, &a, &b, &starver);
+	unknown = submit_limited(&sim, s, 1, 0);
+	too_long = submit_limited(&sim, s, 1, FS_SECONDS(3 * 3600));
+	short_job = submit_limited(&sim, s, 1, FS_SECONDS(1800));
 	sim_pass(&sim);
-	CHECK(sim_decision(&sim, FS_DECISION_KEEP_NOMINATION, ID(starver)) != NULL);
+	d = sim_decision(&sim, FS_DECISION_KEEP_NOMINATION, ID(starver));
+	CHECK(d != NULL && d->room_complete_by == sim.now + FS_SECONDS(7200));
 	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(unknown)) == NULL);
 	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(too_long)) == NULL);
 	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(short_job)) != NULL);
 	CHECK_CONTAINS(sim_wait_text(&sim, ID(too_long)), "held");
 	/* the placement says whose room it back-fills, and until when */
-	if (sim_decision(&sim, FS_DECISION_PLACE, ID(short_job)) != NULL)
+	d = sim_decision(&sim, FS_DECISION_PLACE, ID(short_job));
+	if (d != NULL)
 	{
-		const FsDecision *d = sim_decision(&sim, FS_DECISION_PLACE, ID(short_job));
-
 		CHECK(d->backfill_for_job_id == ID(starver));
 		CHECK(d->backfill_gone_by == sim.now + FS_SECONDS(1800));
+		CHECK(d->backfill_complete_by == sim.now + FS_SECONDS(7200));
 	}
 	sim_free(&sim);
 
@@ -466,12 +483,129 @@ test_starvation_backfill_by_time_limit(void)
 	}
 
 	/* when B's end is not known, neither is when the room is complete: no back-fill */
-	starvation_backfill_world(&sim, &s, &a, &b, &starver);
+	starvation_backfill_world(&sim, 5, 4, 8, &s, &a, &b, &starver);
 	sim.jobs[b].max_occupancy = 0;
-	short_job = sim_submit(&sim, s, 1, 0, sim.jobs[a].types[0]);
-	sim.jobs[short_job].max_occupancy = FS_SECONDS(60);
+	short_job = submit_limited(&sim, s, 1, FS_SECONDS(60));
+	unknown = submit_limited(&sim, s, 1, 0);
 	sim_pass(&sim);
+	d = sim_decision(&sim, FS_DECISION_KEEP_NOMINATION, ID(starver));
+	CHECK(d != NULL && d->room_complete_by == 0);
 	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(short_job)) == NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(unknown)) == NULL);
+	sim_free(&sim);
+}
+
+/*
+ * Room the starving job will not need: A (4) and B (3) free seven by two
+ * hours from now, three are free, and it needs eight -- so two of the free
+ * three may go to jobs of any length, and the third only to a job gone by
+ * then.
+ */
+static void
+test_starvation_backfill_spare_room(void)
+{
+	Sim			sim;
+	int			s,
+				a,
+				b,
+				starver,
+				long1,
+				long2,
+				long3,
+				short_job;
+	const FsDecision *d;
+
+	starvation_backfill_world(&sim, 4, 3, 8, &s, &a, &b, &starver);
+	long1 = submit_limited(&sim, s, 1, 0);
+	long2 = submit_limited(&sim, s, 1, FS_SECONDS(5 * 3600));
+	long3 = submit_limited(&sim, s, 1, 0);
+	short_job = submit_limited(&sim, s, 1, FS_SECONDS(1800));
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_KEEP_NOMINATION, ID(starver)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(long1)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(long2)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(long3)) == NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(short_job)) != NULL);
+	CHECK_CONTAINS(sim_wait_text(&sim, ID(long3)), "held");
+	/* a job of any length says whose room it uses, and by when that is complete */
+	d = sim_decision(&sim, FS_DECISION_PLACE, ID(long1));
+	if (d != NULL)
+	{
+		CHECK(d->backfill_for_job_id == ID(starver));
+		CHECK(d->backfill_gone_by == 0);
+		CHECK(d->backfill_complete_by == sim.now + FS_SECONDS(7200));
+	}
+	d = sim_decision(&sim, FS_DECISION_PLACE, ID(short_job));
+	CHECK(d != NULL && d->backfill_gone_by == sim.now + FS_SECONDS(1800));
+
+	/* two hours on, A, B and the short job are gone: the starving job starts */
+	sim.jobs[a].duration = sim.jobs[b].duration = FS_SECONDS(600 + 3600);
+	sim.jobs[short_job].duration = FS_SECONDS(1800);
+	sim.jobs[long1].duration = sim.jobs[long2].duration = SIM_FOREVER;
+	sim_advance(&sim, FS_SECONDS(7200));
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(starver)) != NULL);
+	sim_free(&sim);
+}
+
+/*
+ * Two starving jobs of two queues hold room on one environment: each would
+ * count the same releases as its own to spare, so no job of unknown length
+ * takes their room -- one gone in time still does.  Twenty instances: A
+ * (8) is gone within the hour, B (8) may run for ever, four are free, and
+ * both need six: A's eight and the four free are all they need between
+ * them, though each alone would find two to spare.
+ */
+static void
+test_starvation_backfill_two_starving_jobs(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q1,
+				q2,
+				s1,
+				s2,
+				a,
+				b,
+				starver1,
+				starver2,
+				unknown,
+				short_job;
+
+	sim_init(&sim);
+	t = sim_type(&sim, "ml.p4d.24xlarge");
+	env = sim_env(&sim, "env");
+	sim_env_limit(&sim, env, -1, 20);
+	q1 = sim_queue(&sim, "high", 2, FS_POLICY_FIFO);
+	q2 = sim_queue(&sim, "low", 1, FS_POLICY_FIFO);
+	sim_queue_env(&sim, q1, env);
+	sim_queue_env(&sim, q2, env);
+	s1 = sim_share(&sim, q1, "high");
+	s2 = sim_share(&sim, q2, "low");
+	a = sim_run(&sim, s1, env, t, 8, 0);
+	b = sim_run(&sim, s1, env, t, 8, 0);
+	sim.jobs[a].max_occupancy = FS_SECONDS(3600 + 3600);	/* started an hour ago */
+	sim.jobs[b].max_occupancy = 0;
+	starver1 = sim_submit(&sim, s1, 6, 0, t);
+	starver2 = sim_submit(&sim, s2, 6, 0, t);
+	for (int i = 0; i < 2; i++)
+	{
+		SimJob	   *j = &sim.jobs[i == 0 ? starver1 : starver2];
+
+		j->runnable_at = sim.now - FS_SECONDS(2 * 3600);
+		j->nomination.kind = FS_NOMINATION_STARVATION;
+		j->nomination.environment = env;
+		j->nomination.instance_type = t;
+		j->nomination.since = sim.now - FS_SECONDS(60);
+	}
+	unknown = submit_limited(&sim, s2, 1, 0);
+	short_job = submit_limited(&sim, s2, 1, FS_SECONDS(600));
+	sim_pass(&sim);
+	CHECK(sim_decision(&sim, FS_DECISION_KEEP_NOMINATION, ID(starver1)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_KEEP_NOMINATION, ID(starver2)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(unknown)) == NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(short_job)) != NULL);
 	sim_free(&sim);
 }
 
@@ -494,7 +628,7 @@ test_starvation_backfill_keeps_the_promise(void)
 	FsTime		start;
 	int			backfilled = 0;
 
-	starvation_backfill_world(&sim, &s, &a, &b, &starver);
+	starvation_backfill_world(&sim, 5, 4, 8, &s, &a, &b, &starver);
 	start = sim.now;
 	sim.jobs[a].duration = FS_SECONDS(600 + 600);
 	sim.jobs[b].duration = FS_SECONDS(600 + 1200);
@@ -1799,6 +1933,8 @@ const TestCase rule_tests[] = {
 	{"starvation_holds_capacity", test_starvation_holds_capacity},
 	{"starvation_off", test_starvation_off},
 	{"starvation_backfill_by_time_limit", test_starvation_backfill_by_time_limit},
+	{"starvation_backfill_spare_room", test_starvation_backfill_spare_room},
+	{"starvation_backfill_two_starving_jobs", test_starvation_backfill_two_starving_jobs},
 	{"starvation_backfill_keeps_the_promise", test_starvation_backfill_keeps_the_promise},
 	{"fair_placements_count_into_usage", test_fair_placements_count_into_usage},
 	{"fair_backfill_and_priority", test_fair_backfill_and_priority},

@@ -285,7 +285,8 @@ SELECT job_name, status FROM fairshare.jobs WHERE job_name = 'dry';
 -- 7. Beyond the design: room held for a starving job (2.2a) is back-filled
 -- by a job whose time limit (StoppingCondition.MaxRuntimeInSeconds, plus
 -- fairshare.backfill_allowance) ends before that room is complete -- by the
--- running jobs' time limits -- and by no other job.
+-- running jobs' time limits -- and, as far as the jobs ending by then give
+-- back more than the starving job needs, by a job of any length.
 -------------------------------------------------------------------------------
 SET client_min_messages = warning;
 TRUNCATE fairshare.jobs CASCADE;
@@ -301,47 +302,60 @@ LANGUAGE sql AS $$
 	RETURNING job_id
 $$;
 INSERT INTO fairshare.service_environments (name) VALUES ('bf');
-INSERT INTO fairshare.capacity_limits VALUES ('bf', 'NUM_INSTANCES', 10);
+INSERT INTO fairshare.capacity_limits VALUES ('bf', 'NUM_INSTANCES', 11);
 INSERT INTO fairshare.job_queues (name) VALUES ('bf-queue');
 INSERT INTO fairshare.queue_environments VALUES ('bf-queue', 'bf', 1);
 SET fairshare.starvation_seconds = 1;
--- A (6) and B (3) run for an hour at most; big (8) waits, past starvation_seconds.
+-- A (6) and B (3) run for an hour at most; big (10) waits, past starvation_seconds.
 SELECT pg_temp.submit_limited('bf-queue', 'A', 6, 3600) > 0 AS a, pg_temp.submit_limited('bf-queue', 'B', 3, 3600) > 0 AS b;
 SELECT * FROM pg_temp.pass();
 SELECT pg_temp.all_training();
-SELECT pg_temp.submit_limited('bf-queue', 'big', 8, 3600) > 0 AS big;
+SELECT pg_temp.submit_limited('bf-queue', 'big', 10, 3600) > 0 AS big;
 SELECT * FROM pg_temp.pass();
 SELECT pg_sleep(1.5);
--- A small job goes past it into the free instance: room is held for big.
+-- A small job goes past it into a free instance: room is held for big.
 SELECT pg_temp.submit_limited('bf-queue', 'small', 1, 600) > 0 AS small;
 SELECT * FROM pg_temp.pass();
 SELECT job_name, status, nomination_kind FROM fairshare.jobs WHERE job_name = 'big';
--- small is done; its instance is held for big.  A job of ten minutes (+ 30
--- for startup and stop) is gone before A and B must be: it back-fills.  One
--- of an hour is not, and waits.
+-- backfill_pass(): a pass, each back-fill's reason with the starving job's id
+-- and the time in it masked, whether it names big, and how far ahead the time
+-- is from now.
+CREATE FUNCTION pg_temp.backfill_pass() RETURNS TABLE (job text, action text, reason text, names_big boolean, ahead interval)
+LANGUAGE sql AS $$
+	SELECT job, action,
+		   regexp_replace(regexp_replace(reason, 'job [0-9]+', 'job big'), 'by [0-9]{4}-[^ ]+ [^ ,]+', 'by <time>'),
+		   substring(reason from 'starving job ([0-9]+)')::bigint = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'big'),
+		   date_trunc('minute', substring(reason from 'by ([0-9]{4}-[^ ]+ [^ ,]+)')::timestamptz - now() + interval '30 seconds')
+	  FROM pg_temp.pass()
+$$;
+-- small is done; the two free instances are held for big, whose room is
+-- complete once A and B are gone: at most an hour (+ 30 min for startup
+-- and stop) after they started.  A and B give back nine by then, and big
+-- needs only eight more than the one free: the other free instance may go
+-- to a job of any length -- the first hour-long job.  Its reason says when
+-- big's room is complete, an hour and a half from A's start.  The second
+-- hour-long job waits for the room held.
 SELECT pg_temp.sagemaker('small', 'Completed');
 SELECT pg_temp.submit_limited('bf-queue', 'hour', 1, 3600) > 0 AS hour,
-	   pg_temp.submit_limited('bf-queue', 'ten-minutes', 1, 600) > 0 AS ten_minutes;
--- Its reason names the starving job and when the time limit ends it:
--- MaxRuntimeInSeconds (10 min) plus fairshare.backfill_allowance (30 min)
--- after the pass.
-SELECT job, action, placement,
-	   regexp_replace(regexp_replace(reason, 'job [0-9]+', 'job big'), 'by [^,]+,', 'by <gone by>,') AS reason,
-	   substring(reason from 'starving job ([0-9]+)')::bigint = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'big') AS names_big,
-	   substring(reason from 'by ([^,]+),')::timestamptz - now() AS gone_within
-  FROM pg_temp.pass();
+	   pg_temp.submit_limited('bf-queue', 'hour-2', 1, 3600) > 0 AS hour_2;
+SELECT * FROM pg_temp.backfill_pass();
+SELECT regexp_replace(pg_temp.why('hour-2'), 'job [0-9]+', 'job big', 'g') AS why;
+-- A job of ten minutes (+ 30) is gone before A and B must be: it takes the
+-- last free instance, and its reason says when its time limit ends it.
+SELECT pg_temp.submit_limited('bf-queue', 'ten-minutes', 1, 600) > 0 AS ten_minutes;
+SELECT * FROM pg_temp.backfill_pass();
 -- explain() tells the same.
-SELECT regexp_replace(regexp_replace(fairshare.explain(job_id)->>'status_reason', 'job [0-9]+', 'job big'),
-					  'by [^,]+,', 'by <gone by>,') AS explained
-  FROM fairshare.jobs WHERE job_name = 'ten-minutes';
-SELECT regexp_replace(pg_temp.why('hour'), 'job [0-9]+', 'job big') AS why;
+SELECT job_name, regexp_replace(regexp_replace(fairshare.explain(job_id)->>'status_reason', 'job [0-9]+', 'job big'),
+					  'by [0-9]{4}-[^ ]+ [^ ,]+', 'by <time>') AS explained
+  FROM fairshare.jobs WHERE job_name IN ('hour', 'ten-minutes') ORDER BY job_name;
 -- With fairshare.backfill_allowance = -1, time limits are not used: nothing
 -- takes the held room.
 SELECT pg_temp.sagemaker('ten-minutes', 'Completed');
+SELECT pg_temp.sagemaker('hour', 'Completed');
 SET fairshare.backfill_allowance = -1;
 SELECT pg_temp.submit_limited('bf-queue', 'ten-minutes-2', 1, 600) > 0 AS ten_minutes_2;
 SELECT * FROM pg_temp.pass();
-SELECT job_name, status FROM fairshare.jobs WHERE job_name IN ('big', 'ten-minutes-2') ORDER BY job_name;
+SELECT job_name, status FROM fairshare.jobs WHERE job_name IN ('big', 'hour-2', 'ten-minutes-2') ORDER BY job_name;
 RESET fairshare.backfill_allowance;
 RESET fairshare.starvation_seconds;
 
