@@ -614,8 +614,10 @@ nomination_kind(const char *kind)
  * The longest a job with this time limit (seconds, 0 = none) can hold its
  * instances once placed: the limit plus fairshare.backfill_allowance for
  * its startup and its stop.  0 (unknown) without a limit or with the
- * allowance at -1: such a job never back-fills room held for a starving job
- * (src/scheduler/README.md, "Starvation").
+ * allowance at -1.  A running job of unknown end never counts towards a
+ * starving job's room, and a waiting one back-fills that room only as far
+ * as the starving job will not need it (src/scheduler/README.md,
+ * "Starvation").
  */
 static FsTime
 max_occupancy(int64 time_limit)
