@@ -504,6 +504,8 @@ count_interval(Day *d, FsTime t0, FsTime t1)
 		r->idle_nominated += nominated * dt;
 		/* room short of what nominees hold is owed to starving ones first: they wait longest */
 		r->idle_starvation += (held_for_starving < nominated ? held_for_starving : nominated) * dt;
+		if (smallest_waiting > free_room)
+			r->idle_nominated_unwanted += nominated * dt;
 		if (smallest_waiting > rest)
 			r->idle_too_small += rest * dt;
 		else
@@ -615,6 +617,8 @@ finish_accounting(Day *d)
 	expect(d, r->held_waiting + r->idle_nominated + r->idle_too_small + r->idle_other ==
 			   (InstanceTime) d->config->capacity * r->waiting_time,
 			   "held and idle while jobs waited do not add up to the capacity");
+	expect(d, r->idle_starvation <= r->idle_nominated && r->idle_nominated_unwanted <= r->idle_nominated,
+			   "a part of the room held for nominees is larger than the whole");
 	expect(d, r->held_day <= (InstanceTime) d->config->capacity * d->config->day_length,
 			   "more held during the day than the capacity");
 	for (c = 0; c < N_CLASSES; c++)

@@ -93,6 +93,9 @@ typedef struct DayResult
 	 */
 	InstanceTime idle_nominated;
 	InstanceTime idle_starvation;	/* of which for starvation nominations */
+	InstanceTime idle_nominated_unwanted;	/* of which no waiting job that is
+											 * not nominated would fit in the
+											 * free room: idle without the hold too */
 	InstanceTime idle_too_small;
 	InstanceTime idle_other;
 	FsTime		production_short;	/* a production job waited that would fit in

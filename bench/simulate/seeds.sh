@@ -19,7 +19,7 @@ for seed in $(seq 1 "$n"); do
 done > "$all"
 
 echo "$n seeds (1..$n): min / median / max"
-headline='utilisation_waiting utilisation_day production_short_hours production_wait_p50 production_wait_p90
+headline='utilisation_waiting utilisation_day idle_held_starving idle_held_unwanted idle_no_fit production_short_hours production_wait_p50 production_wait_p90
 	exploration_wait_p90 exploration_wait_p99 sweeps_wait_p90'
 for policy in $(awk '{print $2}' "$all" | awk '!seen[$0]++'); do
 	for key in $headline; do

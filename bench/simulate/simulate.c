@@ -47,6 +47,7 @@
  *   --trace JOB         every decision about job JOB, to stderr, with the
  *                       pass input whenever the core preempts for it
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,6 +226,25 @@ print_header(const Options *o, const Workload *w)
 	printf("\n");
 }
 
+/* A row of idle room while jobs waited, one DayResult field, in % of the capacity then. */
+static void
+idle_row(const Options *o, const DayResult *results, const char *label, size_t field)
+{
+	char		text[32];
+	int			p;
+
+	row_label(label);
+	for (p = 0; p < o->n_policies; p++)
+	{
+		InstanceTime idle = *(const InstanceTime *) ((const char *) &results[p] + field);
+
+		snprintf(text, sizeof(text), "%.2f%%", percent((double) idle,
+													   (double) results[p].capacity * (double) results[p].waiting_time));
+		cell(text);
+	}
+	printf("\n");
+}
+
 static void
 print_table(const Options *o, const DayResult *results)
 {
@@ -260,38 +280,11 @@ print_table(const Options *o, const DayResult *results)
 		cell(text);
 	}
 	printf("\n");
-	row_label("  idle: held for nominated jobs");
-	for (p = 0; p < o->n_policies; p++)
-	{
-		snprintf(text, sizeof(text), "%.2f%%", percent((double) results[p].idle_nominated,
-													   (double) results[p].capacity * (double) results[p].waiting_time));
-		cell(text);
-	}
-	printf("\n");
-	row_label("    of which for starving jobs");
-	for (p = 0; p < o->n_policies; p++)
-	{
-		snprintf(text, sizeof(text), "%.2f%%", percent((double) results[p].idle_starvation,
-													   (double) results[p].capacity * (double) results[p].waiting_time));
-		cell(text);
-	}
-	printf("\n");
-	row_label("  idle: no waiting job fits the room");
-	for (p = 0; p < o->n_policies; p++)
-	{
-		snprintf(text, sizeof(text), "%.2f%%", percent((double) results[p].idle_too_small,
-													   (double) results[p].capacity * (double) results[p].waiting_time));
-		cell(text);
-	}
-	printf("\n");
-	row_label("  idle: other (beyond loaded heads)");
-	for (p = 0; p < o->n_policies; p++)
-	{
-		snprintf(text, sizeof(text), "%.2f%%", percent((double) results[p].idle_other,
-													   (double) results[p].capacity * (double) results[p].waiting_time));
-		cell(text);
-	}
-	printf("\n");
+	idle_row(o, results, "  idle: held for nominated jobs", offsetof(DayResult, idle_nominated));
+	idle_row(o, results, "    of which for starving jobs", offsetof(DayResult, idle_starvation));
+	idle_row(o, results, "    of which no other waiting job fits", offsetof(DayResult, idle_nominated_unwanted));
+	idle_row(o, results, "  idle: no waiting job fits the room", offsetof(DayResult, idle_too_small));
+	idle_row(o, results, "  idle: other (beyond loaded heads)", offsetof(DayResult, idle_other));
 	row_label("utilisation over the day (00-24 h)");
 	for (p = 0; p < o->n_policies; p++)
 	{
@@ -422,6 +415,9 @@ print_summary(const Options *o, const DayResult *results)
 		printf("summary %s utilisation_day %.4f\n", key,
 			   percent((double) r->held_day, (double) r->capacity * (double) r->day_length));
 		printf("summary %s waiting_hours %.4f\n", key, (double) r->waiting_time / HOUR_USECS);
+		printf("summary %s idle_held_starving %.4f\n", key, percent((double) r->idle_starvation, capacity_time));
+		printf("summary %s idle_held_unwanted %.4f\n", key, percent((double) r->idle_nominated_unwanted, capacity_time));
+		printf("summary %s idle_no_fit %.4f\n", key, percent((double) r->idle_too_small, capacity_time));
 		printf("summary %s conservation_checks %ld\n", key, r->conservation_checks);
 		printf("summary %s production_short_hours %.4f\n", key, (double) r->production_short / HOUR_USECS);
 		printf("summary %s checks %ld\n", key, r->checks);
