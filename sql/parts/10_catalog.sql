@@ -570,7 +570,9 @@ CREATE TABLE fairshare.jobs (
 	-- A CHECK runs on every UPDATE of the row, so on every transition: the
 	-- bounded repetition {1,128} costs about 20 us a row there, this form
 	-- nothing measurable (same names accepted).  The submission trigger
-	-- gives the message a user sees; this only guards later UPDATEs.
+	-- gives the message a user sees and the transition trigger keeps the
+	-- name unchanged; this guards rows written with triggers off
+	-- (session_replication_role = replica).
 	job_name				text NOT NULL CHECK (job_name ~ '^[A-Za-z0-9_-]+$' AND length(job_name) <= 128),
 	job_queue				text NOT NULL REFERENCES fairshare.job_queues (name),
 	share_identifier		text,

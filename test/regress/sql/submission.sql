@@ -115,6 +115,16 @@ SELECT n, what, public.regress_try_hint(stmt) AS result, (SELECT count(*) FROM f
 SELECT count(*) AS jobs, (SELECT count(*) FROM fairshare.job_attempts) AS attempts,
 	   (SELECT count(*) FROM fairshare.job_events) AS events FROM fairshare.jobs;
 
+-- With the triggers off (session_replication_role = replica), the CHECK
+-- still holds job names to 1-128 of [A-Za-z0-9_-].
+SET session_replication_role = replica;
+SELECT left(name, 12) AS name, length(name), public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request, instance_types, instance_count)
+	VALUES ($$ || quote_literal(name) || $$, 'fifo', pg_temp.req(), ARRAY['ml.p4d.24xlarge'], 1)$$) AS result
+  FROM (VALUES ('replica-ok_1'), (repeat('n', 128)), (repeat('n', 129)), (''), ('with space'), ('dot.ted')) v (name)
+ ORDER BY length(name), name;
+DELETE FROM fairshare.jobs WHERE job_name ~ '^(replica-ok_1|n+)$';
+RESET session_replication_role;
+
 -- The request keeps what was submitted, byte for byte in meaning.
 SELECT request -> 'ResourceConfig' AS resource_config FROM fairshare.jobs WHERE job_name = 'fifo-1';
 
