@@ -134,6 +134,13 @@ BEGIN
 	IF sm_status = 'Completed' THEN
 		next_state := 'SUCCEEDED';
 		attempt_outcome := 'SUCCEEDED';
+	ELSIF sm_status = 'Failed' AND j.stop_kind IN ('TERMINATE', 'TIMEOUT') THEN
+		-- Terminated or timed out, and the attempt failed (or its create was
+		-- refused) before the stop took effect: the job still ends FAILED,
+		-- with the reason it was stopped for; no retry, no capacity fallback.
+		attempt_outcome := 'FAILED';
+		next_state := 'FAILED';
+		reason := j.stop_reason || coalesce('; the attempt ended first: ' || failure, '');
 	ELSIF sm_status = 'Failed' AND fairshare.is_capacity_failure(failure) THEN
 		-- Skip this (environment, type) for a while; the next pass tries the
 		-- job's next pair.  No attempt is spent.

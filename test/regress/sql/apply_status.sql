@@ -144,6 +144,23 @@ SELECT pg_temp.place(:cs);
 SELECT pg_temp.answer(:cs, 'Stopped', 'MaxRuntimeExceeded');
 SELECT * FROM pg_temp.show(:cs);
 SELECT outcome FROM fairshare.job_attempts WHERE job_id IN (:t, :s, :cs) ORDER BY job_id;
+-- A terminate or timeout is not forgotten when the attempt fails before
+-- the stop takes effect (its create refused for lack of capacity, or the
+-- training job failing on its own): no capacity fallback, no retry.
+SELECT pg_temp.submit('terminated-in-flight', 3) AS tf \gset
+SELECT pg_temp.place(:tf);
+SELECT fairshare.terminate_job(:tf, 'wrong dataset');
+SELECT pg_temp.answer(:tf, 'Failed', 'Failed', 'ResourceLimitExceeded: account quota for ml.p5.48xlarge');
+SELECT * FROM pg_temp.show(:tf);
+SELECT count(*) AS no_backoff FROM fairshare.capacity_backoffs WHERE job_id = :tf;
+SELECT pg_temp.submit('timed-out-failing', 3) AS tof \gset
+SELECT pg_temp.place(:tof);
+SELECT pg_temp.answer(:tof, 'InProgress', 'Training');
+UPDATE fairshare.jobs SET stop_kind = 'TIMEOUT', stop_requested_at = now(),
+		stop_reason = 'Attempt timed out after 60 seconds (attempt_duration_seconds)' WHERE job_id = :tof;
+SELECT pg_temp.answer(:tof, 'Failed', 'Failed', 'AlgorithmError: killed');
+SELECT * FROM pg_temp.show(:tof);
+SELECT outcome FROM fairshare.job_attempts WHERE job_id IN (:tf, :tof) ORDER BY job_id;
 
 -- Stale answers change nothing: an earlier attempt's name, or a job no
 -- longer placed.
