@@ -249,6 +249,27 @@ apply_status(int64 job_id, Jsonb *response)
 	return left_placed;
 }
 
+/*
+ * Why an attempt that SageMaker has not confirmed still waits in SCHEDULED,
+ * in its status_reason: "why is my job not running?" should not need the
+ * server log.  Only the attempt's own row, only while it is SCHEDULED.
+ */
+static void
+note_call_trouble(const AttemptTrack *t, const char *reason)
+{
+	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
+	Datum		values[3] = {Int64GetDatum(t->job_id), CStringGetTextDatum(t->name),
+	CStringGetTextDatum(reason)};
+
+	begin_short_xact("fairshare dispatcher: status_reason");
+	if (SPI_execute_with_args("UPDATE fairshare.jobs SET status_reason = $3 "
+							  "WHERE job_id = $1 AND training_job_name = $2 AND status = 'SCHEDULED' "
+							  "AND status_reason IS DISTINCT FROM $3",
+							  3, types, values, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record why job " INT64_FORMAT " waits", t->job_id);
+	end_short_xact();
+}
+
 /* A DescribeTrainingJob-shaped answer we make up ourselves. */
 static Jsonb *
 made_up_response(const char *name, const char *status, const char *failure)
@@ -543,7 +564,17 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 		if (t->in_flight)
 			continue;
 
-		if (stop_wanted[i])
+		if (t->suspect && t->next_describe > now)
+		{
+			/*
+			 * A lookup that failed, or a create with no usable answer, is
+			 * tried again a poll interval later, not on every turn.
+			 */
+			long		due_ms = (long) ((t->next_describe - now) / 1000);
+
+			wait_ms = Min(wait_ms, Max(due_ms, 1));
+		}
+		else if (stop_wanted[i])
 		{
 			if (t->exists)
 				send_call(d, t, FS_SM_STOP_TRAINING_JOB, name_request(t->name));
@@ -747,14 +778,31 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 					break;
 				case FS_SM_RESOURCE_LIMIT_EXCEEDED:
 				case FS_SM_VALIDATION:
+				case FS_SM_ACCESS_DENIED:
+				case FS_SM_RESOURCE_NOT_FOUND:
 				case FS_SM_OTHER_CLIENT_ERROR:
-					/* SageMaker refused this attempt: the retry rules decide. */
+					/*
+					 * SageMaker refused this attempt (a 4xx it answered after
+					 * reading the request: nothing was created): the retry
+					 * rules decide.  AccessDenied belongs here, typically a
+					 * RoleArn the server may not pass.
+					 */
 					if (apply_status(t->job_id, made_up_response(t->name, "Failed", failure_reason(r))))
 						d->turn_needed = true;
 					break;
 				default:
-					/* No answer we can trust: it may or may not exist. */
+
+					/*
+					 * No answer we can trust (retries exhausted, credentials
+					 * refused, no endpoint, TLS): it may or may not exist.
+					 * Look it up a poll interval from now; the job keeps its
+					 * place and says why it waits.
+					 */
 					t->suspect = true;
+					t->next_describe = next_poll;
+					note_call_trouble(t, psprintf("CreateTrainingJob %s got no usable answer (%s); it is looked up "
+												  "and, if SageMaker does not know it, sent again",
+												  t->name, failure_reason(r)));
 					ereport(WARNING,
 							(errmsg("fairshare dispatcher: CreateTrainingJob %s got no usable answer: %s",
 									t->name, failure_reason(r)),
@@ -789,6 +837,10 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 					break;
 				default:
 					t->next_describe = next_poll;
+					if (!t->exists)
+						note_call_trouble(t, psprintf("DescribeTrainingJob %s, the lookup of an attempt that may "
+													  "have been created, failed (%s); it is tried again",
+													  t->name, failure_reason(r)));
 					ereport(WARNING,
 							(errmsg("fairshare dispatcher: DescribeTrainingJob %s failed: %s",
 									t->name, failure_reason(r))));

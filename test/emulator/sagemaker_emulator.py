@@ -80,6 +80,7 @@ ERRORS = {
     "InvalidSignatureException": (403, "", "message"),
     "IncompleteSignatureException": (400, "", "message"),
     "UnrecognizedClientException": (403, "", "message"),
+    "AccessDeniedException": (400, "", "Message"),
     "MissingAuthenticationTokenException": (403, "", "message"),
 }
 
@@ -870,6 +871,7 @@ class Emulator:
             self.capacity = dict(self.options.capacity)
             self.limits = dict(self.options.limits)
             self.defaults = dict(self.options.defaults)
+            self.roles = {}          # RoleArn -> "deny": the caller may not pass it
 
     # Helpers (caller holds the lock) -----------------------------------
     def _advance_all(self, now):
@@ -956,6 +958,12 @@ class Emulator:
                 self.stats.create_calls[name_for_count] += 1
         name, instances = validate_create_request(req)
         with self.lock:
+            if self.roles.get(req["RoleArn"]) == "deny":
+                raise ApiError("AccessDeniedException",
+                               "User: arn:aws:sts::%s:assumed-role/fairshare/emulator is not "
+                               "authorized to perform: iam:PassRole on resource: %s because no "
+                               "identity-based policy allows the iam:PassRole action"
+                               % (ACCOUNT_ID, req["RoleArn"]))
             timeline = parse_timeline(req.get("HyperParameters"), self.defaults,
                                       self.options.time_scale)
             now = time.time()
@@ -1185,7 +1193,7 @@ class Emulator:
             raise ControlError(400, "the body must be a JSON object")
         with self.lock:
             target = {"capacity": self.capacity, "limits": self.limits,
-                      "defaults": self.defaults}[which]
+                      "defaults": self.defaults, "roles": self.roles}[which]
             staged = dict(target)
             for key, value in body.items():
                 try:
@@ -1195,6 +1203,10 @@ class Emulator:
                         staged.pop(key, None)
                     elif which == "capacity":
                         staged[check_instance_type(key)] = check_capacity(value)
+                    elif which == "roles":
+                        if value != "deny":
+                            raise ValueError('a role is "deny" or null, not %r' % (value,))
+                        staged[key] = value
                     else:
                         staged[check_instance_type(key)] = check_limit(value)
                 except ValueError as e:
@@ -1206,7 +1218,7 @@ class Emulator:
     def get_map(self, which):
         with self.lock:
             return dict({"capacity": self.capacity, "limits": self.limits,
-                         "defaults": self.defaults}[which])
+                         "defaults": self.defaults, "roles": self.roles}[which])
 
 
 def _parse_timestamp(value, checker, path):
@@ -1477,7 +1489,7 @@ class Handler(BaseHTTPRequestHandler):
             return {"ok": True}
         if parts == ["faults"]:
             return emu.set_faults(body) if method == "POST" else emu.get_faults()
-        if len(parts) == 1 and parts[0] in ("capacity", "limits", "defaults"):
+        if len(parts) == 1 and parts[0] in ("capacity", "limits", "defaults", "roles"):
             if method == "POST":
                 return emu.update_map(parts[0], body)
             return emu.get_map(parts[0])

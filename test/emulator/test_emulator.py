@@ -1091,6 +1091,20 @@ class TestCapacityAndLimits(EmulatorTest):
         self.create("lim-e", "ml.g5.xlarge", 2, **HOLD)
         self.assertEqual(self.emu.stats()["creates"], {"lim-a": 1, "lim-c": 1, "lim-e": 1})
 
+    def test_a_role_the_caller_may_not_pass(self):
+        denied = job_request("role-a")
+        denied["RoleArn"] = "arn:aws:iam::123456789012:role/not-ours"
+        self.assertEqual(self.emu.ok("POST", "/roles", {denied["RoleArn"]: "deny"}),
+                         {denied["RoleArn"]: "deny"})
+        body = self.assertApiError(self.emu.call("CreateTrainingJob", denied), "AccessDeniedException")
+        self.assertIn("iam:PassRole on resource: " + denied["RoleArn"], body["Message"])
+        self.create("role-b")                       # other roles still pass
+        self.assertEqual(self.emu.stats()["creates"], {"role-b": 1})
+        self.emu.ok("POST", "/roles", {denied["RoleArn"]: None})
+        self.emu.call("CreateTrainingJob", denied)
+        self.assertEqual(self.emu.stats()["creates"], {"role-a": 1, "role-b": 1})
+        self.assertEqual(self.emu.control("POST", "/roles", {"x": "allow"})[0], 400)
+
 
 # ---------------------------------------------------------------------------
 # Fault injection
@@ -1285,8 +1299,10 @@ class TestStatsAndLoad(EmulatorTest):
         self.emu.ok("POST", "/faults", {"throttle_rate": 0.5})
         self.emu.ok("POST", "/capacity", {"ml.p5.48xlarge": "fail"})
         self.emu.ok("POST", "/limits", {"ml.p5.48xlarge": 8})
+        self.emu.ok("POST", "/roles", {ROLE: "deny"})
         self.emu.reset()
-        self.assertEqual((self.emu.ok("GET", "/capacity"), self.emu.ok("GET", "/limits")), ({}, {}))
+        self.assertEqual((self.emu.ok("GET", "/capacity"), self.emu.ok("GET", "/limits"),
+                          self.emu.ok("GET", "/roles")), ({}, {}, {}))
         s = self.emu.stats()
         self.assertEqual((s["calls"], s["creates"], s["jobs"], s["requests"], s["max_in_flight"]),
                          ({}, {}, {}, 0, 0))
