@@ -108,6 +108,38 @@ offer_share(FsFairTurn *turn, FsHeap *heap, int i)
 }
 
 /*
+ * floor(total x (percent/100)^active), exactly where it matters: in doubles
+ * 100 x 0.29 is 28.999..., and floor() would keep one instance too few.
+ * While total x percent^active fits in 64 bits (a few active shares, the
+ * common case) the answer is integer arithmetic; beyond that, a double
+ * with a nudge far above its rounding error.
+ */
+static int64_t
+reserved_instances(int64_t total, int percent, int active)
+{
+	uint64_t	numerator = (uint64_t) (total > 0 ? total : 0);
+	uint64_t	denominator = 1;
+	double		value;
+	int			k;
+
+	if (percent > 99)
+		percent = 99;
+	if (percent <= 0 || total <= 0)
+		return 0;
+	for (k = 0; k < active; k++)
+	{
+		if (numerator > UINT64_MAX / 100 || denominator > UINT64_MAX / 100)
+			break;
+		numerator *= (uint64_t) percent;
+		denominator *= 100;
+	}
+	if (k == active)
+		return (int64_t) (numerator / denominator);
+	value = (double) total * pow(percent / 100.0, active);
+	return (int64_t) floor(value * (1.0 + 1e-12));
+}
+
+/*
  * The compute reservation of each of the queue's environments, and which
  * shares must leave it alone: those that already hold capacity in the
  * queue.  Active shares are those with a job SUBMITTED..RUNNING.
@@ -118,7 +150,6 @@ compute_reservation(FsPass *pass, int queue)
 	const FsQueue *q = &pass->in->queues[queue];
 	FsQueueState *qs = &pass->queues[queue];
 	int			active = 0;
-	double		ratio;
 	int			i;
 
 	if (q->compute_reservation <= 0)
@@ -131,12 +162,11 @@ compute_reservation(FsPass *pass, int queue)
 			pass->shares[s].n_jobs > 0)
 			active++;
 	}
-	ratio = pow((q->compute_reservation > 99 ? 99 : q->compute_reservation) / 100.0, active);
 	for (i = 0; i < q->n_environments; i++)
 	{
 		int			env = q->environments[i];
 
-		qs->fair_reserved[env] = (int64_t) floor((double) pass->env_total[env] * ratio);
+		qs->fair_reserved[env] = reserved_instances(pass->env_total[env], q->compute_reservation, active);
 	}
 }
 

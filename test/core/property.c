@@ -580,9 +580,22 @@ compute_reservation(const Sim *sim, const SimJob *j, int env, bool *restricted)
 			if (sim->envs[env].limits[i].unit != FS_UNIT_NUM_INSTANCES)
 				total += sim->envs[env].limits[i].max_capacity;
 	}
+	/* exactly: in doubles 100 x 0.29 is 28.999... */
+	{
+		uint64_t	num = (uint64_t) total;
+		uint64_t	den = 1;
+
+		for (i = 0; i < active && num <= UINT64_MAX / 100 && den <= UINT64_MAX / 100; i++)
+		{
+			num *= (uint64_t) q->compute_reservation;
+			den *= 100;
+		}
+		if (i == active)
+			return (int64_t) (num / den);
+	}
 	for (i = 0; i < active; i++)
 		ratio *= q->compute_reservation / 100.0;
-	return (int64_t) floor((double) total * ratio);
+	return (int64_t) floor((double) total * ratio * (1 + 1e-12));
 }
 
 /* Could job j run on (env, type) in the world as it is now, by its queue's rules? */

@@ -769,6 +769,49 @@ test_fair_compute_reservation(void)
 	sim_free(&sim);
 }
 
+/*
+ * The reservation is floor(total x (r/100)^active) exactly: 100 x 0.29 is
+ * 28.999... in doubles, and 70% of 100 with two active shares is 48.99...
+ */
+static void
+test_fair_compute_reservation_exact(void)
+{
+	static const struct
+	{
+		int			percent;
+		int			active;		/* shares with jobs */
+		int64_t		kept;
+	}			cases[] = {{29, 1, 29}, {70, 2, 49}, {57, 1, 57}, {10, 3, 0}, {99, 1, 99}};
+
+	for (int c = 0; c < (int) (sizeof(cases) / sizeof(cases[0])); c++)
+	{
+		Sim			sim;
+		int			t,
+					env,
+					q,
+					a,
+					i;
+
+		simple_world(&sim, FS_POLICY_FAIR_SHARE, 100, &t, &env, &q, &a);
+		sim.queues[q].compute_reservation = cases[c].percent;
+		sim_run(&sim, a, env, t, 1, 0);
+		for (i = 1; i < cases[c].active; i++)
+		{
+			char		name[16];
+			int			other;
+
+			snprintf(name, sizeof(name), "other%d", i);
+			other = sim_share(&sim, q, name);
+			sim_run(&sim, other, env, t, 1, 0);
+		}
+		for (i = 0; i < 100; i++)
+			sim_submit(&sim, a, 1, 0, t);
+		sim_pass(&sim);
+		CHECK_EQ(sim_held(&sim, a) + cases[c].active - 1, 100 - cases[c].kept);
+		sim_free(&sim);
+	}
+}
+
 static void
 test_share_weight_helper(void)
 {
@@ -1939,6 +1982,7 @@ const TestCase rule_tests[] = {
 	{"fair_placements_count_into_usage", test_fair_placements_count_into_usage},
 	{"fair_backfill_and_priority", test_fair_backfill_and_priority},
 	{"fair_compute_reservation", test_fair_compute_reservation},
+	{"fair_compute_reservation_exact", test_fair_compute_reservation_exact},
 	{"share_weight_helper", test_share_weight_helper},
 	{"decayed_usage_helper", test_decayed_usage_helper},
 	{"reserve_is_not_borrowed", test_reserve_is_not_borrowed},
