@@ -189,10 +189,35 @@ CREATE TRIGGER record_transitions AFTER UPDATE ON fairshare.jobs
 	REFERENCING OLD TABLE AS old_jobs NEW TABLE AS new_jobs
 	FOR EACH STATEMENT EXECUTE FUNCTION fairshare._record_transitions();
 
+-- A placed job has a training job in SageMaker: deleting its row would
+-- leave that running (and billed) with nobody to follow or stop it.
+-- Statement-level, so retention's batch deletes of finished jobs pay one
+-- scan of the deleted rows, not a trigger call per row.
+CREATE FUNCTION fairshare._refuse_placed_delete()
+RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+	placed record;
+BEGIN
+	SELECT o.job_id, o.status INTO placed FROM old_jobs o
+	 WHERE o.status IN ('SCHEDULED', 'STARTING', 'RUNNING') LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'job % is % and cannot be deleted', placed.job_id, placed.status
+			USING ERRCODE = 'object_in_use',
+				  DETAIL = 'Its training job in SageMaker would go on without fairshare following or stopping it.',
+				  HINT = format('Terminate it (SELECT fairshare.terminate_job(%s, ''why'')) and delete it once it has '
+								'finished, or leave it to retention.', placed.job_id);
+	END IF;
+	RETURN NULL;
+END
+$$;
+CREATE TRIGGER refuse_placed_delete AFTER DELETE ON fairshare.jobs
+	REFERENCING OLD TABLE AS old_jobs
+	FOR EACH STATEMENT EXECUTE FUNCTION fairshare._refuse_placed_delete();
+
 CREATE FUNCTION fairshare.terminate_job(job_id bigint, reason text)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'fairshare_terminate_job'
-LANGUAGE C STRICT VOLATILE;
+LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION fairshare.terminate_job(bigint, text) IS
 	'Fail a job that is not placed yet; for a placed one, request the stop (it fails once SageMaker reports it stopped).  '
 	'Returns false when there is nothing left to do (already finished, or its termination already requested).';
@@ -200,6 +225,6 @@ COMMENT ON FUNCTION fairshare.terminate_job(bigint, text) IS
 CREATE FUNCTION fairshare.update_job_priority(job_id bigint, scheduling_priority integer)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'fairshare_update_job_priority'
-LANGUAGE C STRICT VOLATILE;
+LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION fairshare.update_job_priority(bigint, integer) IS
 	'Change the scheduling_priority of an unfinished job; returns the previous priority.  The next pass honours it.';

@@ -37,10 +37,20 @@ GRANT SELECT ON
 	fairshare.quota_shares, fairshare.quota_share_limits,
 	fairshare.jobs, fairshare.job_attempts, fairshare.job_events
 	TO fairshare_submitter;
-GRANT INSERT (job_name, job_queue, share_identifier, quota_share, scheduling_priority,
-			  request, instance_types, instance_count, retry_attempts, evaluate_on_exit,
-			  preemption_retries, attempt_duration_seconds, tags)
-	ON fairshare.jobs TO fairshare_submitter;
+-- INSERT on every column but job_id (an identity: OVERRIDING SYSTEM VALUE
+-- would let a submitter take ids the sequence hands out later), so that a
+-- submission naming status, placement or submitted_by reaches the trigger
+-- and gets its clear "column ... is set by fairshare" error rather than a
+-- bare "permission denied for table jobs".  The trigger refuses them.
+DO $grant$
+BEGIN
+	EXECUTE (SELECT format('GRANT INSERT (%s) ON fairshare.jobs TO fairshare_submitter',
+						   string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum))
+			   FROM pg_attribute a
+			  WHERE a.attrelid = 'fairshare.jobs'::regclass AND a.attnum > 0
+				AND NOT a.attisdropped AND a.attname <> 'job_id');
+END
+$grant$;
 
 -- Row-level security: a submitter sees only the jobs it submitted, and the
 -- attempts and events of those jobs.  The extension's owner (the worker,

@@ -293,7 +293,7 @@ CREATE FUNCTION fairshare.queue_snapshot(job_queue text, max_jobs integer DEFAUL
 RETURNS TABLE ("position" integer, job_id bigint, job_name text, share text, scheduling_priority integer,
 			   status fairshare.job_status, earliest_time_at_position timestamptz, pending_reason text)
 AS 'MODULE_PATHNAME', 'fairshare_queue_snapshot'
-LANGUAGE C STRICT VOLATILE;
+LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION fairshare.queue_snapshot(text, integer) IS
 	'The RUNNABLE jobs of a queue in the order the scheduler would place them, with why each waits.  '
 	'earliest_time_at_position is the time the job entered the queue (runnable_at).';
@@ -323,7 +323,9 @@ RETURNS bigint LANGUAGE sql STABLE AS $$
 		 LIMIT cap) ahead
 $$;
 
-CREATE FUNCTION fairshare.explain(job_id bigint)
+-- The body of fairshare.explain(), which checks that the caller may see
+-- the job and runs this as the catalog owner (src/sql_api/snapshot.c).
+CREATE FUNCTION fairshare._explain(job_id bigint)
 RETURNS jsonb LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
 	j fairshare.jobs;
@@ -334,10 +336,9 @@ DECLARE
 	info jsonb;
 	depth_cap constant integer := 10000;
 BEGIN
-	-- As the caller: a submitter explains only its own jobs.
-	SELECT * INTO j FROM fairshare.jobs WHERE jobs.job_id = explain.job_id;
+	SELECT * INTO j FROM fairshare.jobs WHERE jobs.job_id = _explain.job_id;
 	IF NOT FOUND THEN
-		PERFORM fairshare._reject('P0002', format('job %s does not exist', explain.job_id),
+		PERFORM fairshare._reject('P0002', format('job %s does not exist', _explain.job_id),
 								  'A submitter sees only the jobs it submitted.');
 	END IF;
 	share := coalesce(j.share_identifier, j.quota_share);
@@ -406,14 +407,17 @@ BEGIN
 	RETURN jsonb_strip_nulls(info);
 END
 $$;
+CREATE FUNCTION fairshare.explain(job_id bigint)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'fairshare_explain'
+LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION fairshare.explain(bigint) IS
 	'Where a job stands and why: its position, what is ahead of it, which limit blocks it, its share''s usage and weight.';
 
 REVOKE ALL ON FUNCTION fairshare.queue_snapshot(text, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION fairshare.explain(bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION fairshare._explain(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION fairshare._explain_pass(bigint, text, text, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare.queue_snapshot(text, integer)
 	TO fairshare_admin, fairshare_submitter, fairshare_viewer;
 GRANT EXECUTE ON FUNCTION fairshare.explain(bigint) TO fairshare_admin, fairshare_submitter, fairshare_viewer;
-GRANT EXECUTE ON FUNCTION fairshare._explain_pass(bigint, text, text, integer)
-	TO fairshare_admin, fairshare_submitter, fairshare_viewer;

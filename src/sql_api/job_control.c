@@ -20,6 +20,7 @@
  */
 #include "pg_prelude.h"
 
+#include "sql_api/args.h"
 #include "tables/lookup.h"
 
 PG_FUNCTION_INFO_V1(fairshare_terminate_job);
@@ -81,8 +82,8 @@ status_is_placed(const char *status)
 Datum
 fairshare_terminate_job(PG_FUNCTION_ARGS)
 {
-	int64		job_id = PG_GETARG_INT64(0);
-	char	   *reason = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	int64		job_id;
+	char	   *reason;
 	char	   *caller = GetUserNameFromId(GetUserId(), false);
 	char	   *full_reason;
 	char	   *status;
@@ -94,6 +95,10 @@ fairshare_terminate_job(PG_FUNCTION_ARGS)
 	Datum		values[2];
 	int			ret;
 
+	fairshare_require_arg(fcinfo, 0, "terminate_job", "job_id");
+	fairshare_require_arg(fcinfo, 1, "terminate_job", "reason");
+	job_id = PG_GETARG_INT64(0);
+	reason = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	if (strspn(reason, " \t\r\n") == strlen(reason))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -147,8 +152,8 @@ fairshare_terminate_job(PG_FUNCTION_ARGS)
 Datum
 fairshare_update_job_priority(PG_FUNCTION_ARGS)
 {
-	int64		job_id = PG_GETARG_INT64(0);
-	int32		priority = PG_GETARG_INT32(1);
+	int64		job_id;
+	int32		priority;
 	char	   *status;
 	Oid			saved_user;
 	int			saved_context;
@@ -158,6 +163,10 @@ fairshare_update_job_priority(PG_FUNCTION_ARGS)
 	bool		isnull;
 	int32		old_priority;
 
+	fairshare_require_arg(fcinfo, 0, "update_job_priority", "job_id");
+	fairshare_require_arg(fcinfo, 1, "update_job_priority", "scheduling_priority");
+	job_id = PG_GETARG_INT64(0);
+	priority = PG_GETARG_INT32(1);
 	if (priority < 0 || priority > 9999)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

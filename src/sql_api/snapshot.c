@@ -22,11 +22,13 @@
 #include "utils/acl.h"
 
 #include "fairshare.h"
+#include "sql_api/args.h"
 #include "sql_api/pass_input.h"
 #include "sql_api/schedule.h"
 #include "tables/lookup.h"
 
 PG_FUNCTION_INFO_V1(fairshare_queue_snapshot);
+PG_FUNCTION_INFO_V1(fairshare_explain);
 PG_FUNCTION_INFO_V1(fairshare_explain_pass);
 
 #define MAX_SNAPSHOT_JOBS	10000
@@ -96,7 +98,7 @@ pending_reason(const PassWorld *w, const FsResult *r, int64 job_id, const FsWait
 Datum
 fairshare_queue_snapshot(PG_FUNCTION_ARGS)
 {
-	char	   *queue_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *queue_name;
 	int32		max_jobs = PG_ARGISNULL(1) ? 100 : PG_GETARG_INT32(1);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Oid			caller = GetUserId();
@@ -107,6 +109,11 @@ fairshare_queue_snapshot(PG_FUNCTION_ARGS)
 	FsOrderEntry *order;
 	int			n;
 	int			q;
+	Oid			saved_user;
+	int			saved_context;
+
+	fairshare_require_arg(fcinfo, 0, "queue_snapshot", "job_queue");
+	queue_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 
 	if (max_jobs < 1 || max_jobs > MAX_SNAPSHOT_JOBS)
 		ereport(ERROR,
@@ -116,6 +123,9 @@ fairshare_queue_snapshot(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	/* as the owner: a viewer may not read the configuration tables */
+	GetUserIdAndSecContext(&saved_user, &saved_context);
+	SetUserIdAndSecContext(fairshare_catalog_owner(), saved_context | SECURITY_LOCAL_USERID_CHANGE);
 	{
 		Oid			t[1] = {TEXTOID};
 		Datum		v[1] = {CStringGetTextDatum(queue_name)};
@@ -127,8 +137,9 @@ fairshare_queue_snapshot(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("job queue \"%s\" does not exist", queue_name),
-					 errhint("SELECT name FROM fairshare.job_queues lists the queues.")));
+					 errhint("SELECT * FROM fairshare.queue_status lists the queues.")));
 	}
+	SetUserIdAndSecContext(saved_user, saved_context);
 
 	world = dry_pass(queue_name, NULL, max_jobs, &result);
 	q = fairshare_world_queue(world, queue_name);
@@ -198,10 +209,60 @@ wait_kind_name(FsWaitKind kind)
 }
 
 /*
+ * fairshare.explain(job_id): the caller must be able to see the job -- a
+ * submitter its own (row-level security), admins and viewers any -- and
+ * then fairshare._explain() builds the answer as the catalog owner: where
+ * a job stands depends on jobs and tables the caller may not read (those
+ * ahead of it in its share, capacity back-offs), and a viewer reads no
+ * table at all.
+ */
+Datum
+fairshare_explain(PG_FUNCTION_ARGS)
+{
+	int64		job_id;
+	Oid			t[1] = {INT8OID};
+	Datum		v[1];
+	Oid			saved_user;
+	int			saved_context;
+	bool		isnull;
+	Datum		answer;
+
+	fairshare_require_arg(fcinfo, 0, "explain", "job_id");
+	job_id = PG_GETARG_INT64(0);
+	v[0] = Int64GetDatum(job_id);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (!sees_all_jobs(GetUserId()))
+	{
+		if (SPI_execute_with_args("SELECT 1 FROM fairshare.jobs WHERE job_id = $1",
+								  1, t, v, NULL, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read fairshare.jobs");
+		if (SPI_processed == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_NO_DATA_FOUND),
+					 errmsg("job " INT64_FORMAT " does not exist", job_id),
+					 errhint("A submitter sees only the jobs it submitted.")));
+	}
+	GetUserIdAndSecContext(&saved_user, &saved_context);
+	SetUserIdAndSecContext(fairshare_catalog_owner(), saved_context | SECURITY_LOCAL_USERID_CHANGE);
+	if (SPI_execute_with_args("SELECT fairshare._explain($1)", 1, t, v, NULL, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "fairshare._explain failed");
+	answer = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+		answer = SPI_datumTransfer(answer, false, -1);
+	SetUserIdAndSecContext(saved_user, saved_context);
+	SPI_finish();
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(answer);
+}
+
+/*
  * fairshare._explain_pass(job_id, job_queue, share, depth): what a dry pass
  * says about one RUNNABLE job, with the job's share loaded `depth' deep.
- * The caller (fairshare.explain, SECURITY INVOKER) has already checked the
- * job is visible to the user.  Returns one row:
+ * Called by fairshare._explain(), as the catalog owner, once explain() has
+ * checked the job is visible to the user.  Returns one row:
  *	 position, ahead (job ids before it in the queue's order), reason,
  *	 wait_kind, service_environment, instance_type, needed, capacity_limit,
  *	 in_use, held, reserved, free, held_for_job, share_weight, share_usage

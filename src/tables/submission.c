@@ -374,6 +374,11 @@ check_instance_types(Submission *s, const QueueConfig *queue, const char *reques
 							  PointerGetDatum(construct_array(&type, 1, TEXTOID, -1, false, TYPALIGN_INT)),
 							  false);
 	}
+	if (ARR_NDIM(DatumGetArrayTypeP(s->values[COL_INSTANCE_TYPES])) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("instance_types must be a one-dimensional array"),
+				 errhint("List the types in order of preference: '{ml.p5.48xlarge,ml.p4d.24xlarge}'.")));
 	deconstruct_array(DatumGetArrayTypeP(s->values[COL_INSTANCE_TYPES]),
 					  TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 	if (n < 1 || n > MAX_INSTANCE_TYPES)

@@ -29,10 +29,17 @@ SELECT current_user, count(*) AS queues FROM fairshare.job_queues GROUP BY 1;
 \set SHOW_CONTEXT never
 INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'alice-1', 'q', request FROM public.fs_req;
 INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'alice-2', 'q', request FROM public.fs_req;
+INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'alice-3', 'q', request FROM public.fs_req;
 \c - regress_fs_bob
 \set SHOW_CONTEXT never
 INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'bob-1', 'q', request FROM public.fs_req
 	RETURNING job_id, job_name, submitted_by, status;
+
+-- The jobs enter their queue (as a pass would), and wait.
+\c - postgres
+UPDATE fairshare.jobs SET status = 'RUNNABLE';
+\c - regress_fs_bob
+\set SHOW_CONTEXT never
 
 -- Bob sees only his own job, its attempts and events.
 SELECT job_name, submitted_by FROM fairshare.jobs ORDER BY job_id;
@@ -52,6 +59,19 @@ SELECT public.regress_try($$INSERT INTO fairshare.job_events (job_id, new_status
 SELECT name FROM fairshare.job_queues;
 SELECT public.regress_try($$INSERT INTO fairshare.job_queues (name) VALUES ('mine')$$);
 SELECT public.regress_try($$UPDATE fairshare.capacity_limits SET max_capacity = 1000$$);
+-- Bob explains his job: it is behind Alice's three, whose names he does
+-- not see, but they count.
+SELECT fairshare.explain(job_id) ->> 'status' AS status, fairshare.explain(job_id) -> 'position' AS position,
+	   fairshare.explain(job_id) -> 'ahead' AS ahead
+  FROM fairshare.jobs WHERE job_name = 'bob-1';
+SELECT public.regress_try('SELECT fairshare.explain(1)');
+SELECT "position", job_id, job_name, status FROM fairshare.queue_snapshot('q');
+-- NULL arguments are errors, not a silent NULL.
+SELECT public.regress_try('SELECT fairshare.terminate_job(3, NULL)');
+SELECT public.regress_try('SELECT fairshare.update_job_priority(3, NULL)');
+SELECT public.regress_try('SELECT fairshare.explain(NULL)');
+SELECT public.regress_try('SELECT * FROM fairshare.queue_snapshot(NULL)');
+SELECT count(*) AS default_max_jobs FROM fairshare.queue_snapshot('q', NULL);
 -- Bob raises his own job's priority and terminates it.
 SELECT fairshare.update_job_priority(job_id, 50) FROM fairshare.jobs WHERE job_name = 'bob-1';
 SELECT fairshare.terminate_job(job_id, 'changed my mind') FROM fairshare.jobs WHERE job_name = 'bob-1';
@@ -72,6 +92,10 @@ SELECT public.regress_try('SELECT count(*) FROM fairshare.jobs');
 SELECT public.regress_try('SELECT count(*) FROM fairshare.job_queues');
 SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'v', 'q', request FROM public.fs_req$$);
 SELECT public.regress_try('SELECT fairshare.terminate_job(1, ''x'')');
+-- ... but sees the queue's order and why any job waits, names and all.
+SELECT "position", job_id, job_name, status FROM fairshare.queue_snapshot('q');
+SELECT fairshare.explain(1) ->> 'job_name' AS job_name, fairshare.explain(1) -> 'position' AS position;
+SELECT public.regress_try('SELECT * FROM fairshare.queue_snapshot(''nope'')');
 
 -- A role without any fairshare role can do nothing.
 \c - regress_fs_nobody
@@ -88,6 +112,15 @@ SELECT fairshare.update_job_priority(job_id, 7) FROM fairshare.jobs WHERE job_na
 SELECT fairshare.terminate_job(job_id, 'maintenance') FROM fairshare.jobs WHERE job_name = 'alice-1';
 SELECT job_name, status, status_reason FROM fairshare.jobs ORDER BY job_id;
 SELECT public.regress_try($$DELETE FROM fairshare.job_queues WHERE name = 'q'$$);
+-- ... but not delete a placed job: its training job would run on unwatched.
+\c - postgres
+UPDATE fairshare.jobs SET status = 'SCHEDULED', service_environment = 'p4', instance_type = 'ml.p4d.24xlarge'
+ WHERE job_name = 'alice-3';
+\c - regress_fs_admin
+\set SHOW_CONTEXT never
+SELECT public.regress_try_hint($$DELETE FROM fairshare.jobs WHERE submitted_by = 'regress_fs_alice'$$);
+SELECT job_name, status FROM fairshare.jobs WHERE job_name = 'alice-3';
+DELETE FROM fairshare.jobs WHERE job_name = 'bob-1' RETURNING job_name, status;
 
 \c - postgres
 SET client_min_messages = warning;

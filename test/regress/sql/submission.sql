@@ -81,6 +81,7 @@ INSERT INTO bad_job (what, stmt) VALUES
 ('fallback type no environment runs', $$INSERT INTO fairshare.jobs (job_name, job_queue, request, instance_types) VALUES ('j', 'fifo', pg_temp.req(), ARRAY['ml.p4d.24xlarge', 'ml.g5.xlarge'])$$),
 ('instance_types empty',			$$INSERT INTO fairshare.jobs (job_name, job_queue, request, instance_types) VALUES ('j', 'fifo', pg_temp.req(), '{}')$$),
 ('instance_types with NULL',		$$INSERT INTO fairshare.jobs (job_name, job_queue, request, instance_types) VALUES ('j', 'fifo', pg_temp.req(), ARRAY['ml.p4d.24xlarge', NULL])$$),
+('instance_types two-dimensional',	$$INSERT INTO fairshare.jobs (job_name, job_queue, request, instance_types) VALUES ('j', 'fifo', pg_temp.req(), '{{ml.p4d.24xlarge}}')$$),
 ('instance_types duplicate',		$$INSERT INTO fairshare.jobs (job_name, job_queue, request, instance_types) VALUES ('j', 'fifo', pg_temp.req(), ARRAY['ml.p4d.24xlarge', 'ml.p4d.24xlarge'])$$),
 ('job name with a space',			$$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('my job', 'fifo', pg_temp.req())$$),
 ('job name too long',				$$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES (repeat('j', 129), 'fifo', pg_temp.req())$$),

@@ -150,6 +150,8 @@ SELECT j.job_name, a.attempt, a.job_queue, a.share, a.scheduling_priority,
   LEFT JOIN fairshare.job_attempts p ON p.job_id = a.job_id AND p.attempt = a.attempt - 1
  WHERE j.job_name IN ('requeued', 'e2-a', 'high')
  ORDER BY a.job_id, a.attempt;
+-- (a placed job cannot be deleted: it ends first)
+UPDATE fairshare.jobs SET status = 'FAILED' WHERE job_name = 'requeued';
 DELETE FROM fairshare.jobs WHERE job_name = 'requeued';
 DELETE FROM fairshare.queue_environments WHERE job_queue = 'checkq';
 DELETE FROM fairshare.job_queues WHERE name = 'checkq';
