@@ -1072,7 +1072,12 @@ fairshare_dispatch_wait(FairshareDispatch *d, long timeout_ms)
 	MemoryContext outer = MemoryContextSwitchTo(d->wait_cxt);
 	OutcomeBatch *b = &d->batch;
 
-	d->turn_needed = false;
+	/*
+	 * turn_needed is not cleared here: what set it since the turn's pass
+	 * began (a stop never sent, so cancelled, freeing its room; an answer
+	 * taken in during the pass) is news that pass did not see.  The next
+	 * pass clears it.
+	 */
 	/* What a failed flush left is in memory about to go (see reset). */
 	b->n_arns = b->n_statuses = 0;
 	MemoryContextReset(d->wait_cxt);

@@ -160,6 +160,16 @@ wake_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_ABORT:
 			wake_at_commit = false;
 			break;
+		case XACT_EVENT_PREPARE:
+
+			/*
+			 * COMMIT PREPARED comes later, maybe from another session, and
+			 * no callback of ours sees it: the next poll finds those jobs.
+			 * The flag must not wake anyone for this session's next
+			 * transaction.
+			 */
+			wake_at_commit = false;
+			break;
 		default:
 			break;
 	}
