@@ -1149,7 +1149,29 @@ collect_finished(FsSmClient *c)
 			elog(ERROR, "curl reported a transfer fairshare does not know");
 		FS_CURLM_CHECK(curl_multi_remove_handle, (c->multi, r->easy));
 		r->in_multi = false;
-		try_finished(c, r, rc);
+		PG_TRY();
+		{
+			try_finished(c, r, rc);
+		}
+		PG_CATCH();
+		{
+			/*
+			 * Out of the multi handle but still "running", r would never
+			 * finish: its caller would wait for it for ever and its
+			 * concurrency slot would be gone.  Make it final as a
+			 * transport failure (a create then counts as unanswered and
+			 * is looked up) without allocating, and let the ERROR go on.
+			 */
+			if (r->state == REQ_RUNNING)
+			{
+				r->error_class = FS_SM_TRANSPORT;
+				r->finished_at = GetCurrentTimestamp();
+				release_try(c, r);
+				move_to(c, r, REQ_DONE, false);
+			}
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
 	}
 }
 
