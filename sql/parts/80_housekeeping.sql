@@ -217,7 +217,19 @@ $$;
 
 -- What holds now, for every enabled rule.
 CREATE FUNCTION fairshare._alert_candidates()
-RETURNS SETOF fairshare.alert_candidate LANGUAGE sql STABLE AS $$
+RETURNS SETOF fairshare.alert_candidate LANGUAGE sql VOLATILE AS $$
+	-- What a scheduling pass would place now (a dry run: it writes nothing
+	-- and takes no pass lock), only when an IDLE_CAPACITY rule asks.  The
+	-- scheduler's own answer to "could a waiting job use this room?" knows
+	-- every rule a query here would have to repeat: each capacity limit of
+	-- the pair, quota limits and reserves, the compute reservation, room
+	-- held for nominees, capacity back-offs.
+	WITH placeable AS MATERIALIZED (
+		SELECT d.job_id, d.service_environment, d.instance_type, j.instance_count
+		  FROM fairshare.schedule(true) d
+		  JOIN fairshare.jobs j ON j.job_id = d.job_id
+		 WHERE d.action = 'PLACE'
+		   AND EXISTS (SELECT 1 FROM fairshare.alert_rules r WHERE r.enabled AND r.kind = 'IDLE_CAPACITY'))
 	-- JOB_WAITING: per queue and share, the jobs RUNNABLE longer than the
 	-- threshold (since they last became RUNNABLE).
 	SELECT r.name, w.job_queue || coalesce(':' || w.share, ''), w.job_queue, w.share, NULL, NULL,
@@ -257,33 +269,28 @@ RETURNS SETOF fairshare.alert_candidate LANGUAGE sql STABLE AS $$
 		HAVING count(*) >= r.min_count) f
 	 WHERE r.enabled AND r.kind = 'FAILURE_BURST'
 	UNION ALL
-	-- IDLE_CAPACITY: room (not held for a nominated job) that a waiting job
-	-- of an enabled queue fits in and is not backing off from.
+	-- IDLE_CAPACITY: free room of an environment unit (not held for a
+	-- nominated job) in which the scheduler would place waiting jobs now.
+	-- Lasting the threshold, that means passes are not running (the
+	-- dispatcher is down, or not in this database).
 	SELECT r.name, u.service_environment || ':' || u.capacity_unit, NULL, NULL,
 		   u.service_environment, u.capacity_unit,
-		   format('%s of %s instances (%s) of environment %s are free while %s %s that could use them; the smallest needs %s',
-				  u.free - u.nominated, u.capacity, u.capacity_unit, u.service_environment, u.waiting_jobs,
-				  CASE WHEN u.waiting_jobs = 1 THEN 'job waits' ELSE 'jobs wait' END, u.smallest_waiting_job),
+		   format('%s of %s instances (%s) of environment %s are free while %s %s that a scheduling pass would place there now; the smallest needs %s',
+				  u.free - u.nominated, u.capacity, u.capacity_unit, u.service_environment, p.jobs,
+				  CASE WHEN p.jobs = 1 THEN 'job waits' ELSE 'jobs wait' END, p.smallest),
 		   jsonb_build_object('free', u.free - u.nominated, 'capacity', u.capacity, 'in_use', u.in_use,
-							  'waiting_jobs', u.waiting_jobs, 'smallest_waiting_job', u.smallest_waiting_job,
+							  'waiting_jobs', p.jobs, 'smallest_waiting_job', p.smallest,
 							  'threshold_seconds', extract(epoch FROM r.threshold)::bigint)
 	  FROM fairshare.alert_rules r
 	  JOIN fairshare._environment_utilization u
 		ON r.service_environment IS NULL OR u.service_environment = r.service_environment
+	 CROSS JOIN LATERAL (
+		SELECT count(*) AS jobs, min(pl.instance_count) AS smallest
+		  FROM placeable pl
+		 WHERE pl.service_environment = u.service_environment
+		   AND (u.capacity_unit = 'NUM_INSTANCES' OR pl.instance_type = u.capacity_unit)) p
 	 WHERE r.enabled AND r.kind = 'IDLE_CAPACITY'
-	   AND u.state = 'ENABLED' AND u.capacity IS NOT NULL
-	   AND u.free - u.nominated >= u.smallest_waiting_job
-	   AND EXISTS (
-		SELECT 1
-		  FROM fairshare._waiting_jobs w
-		  JOIN fairshare.queue_environments qe
-			ON qe.job_queue = w.job_queue AND qe.service_environment = u.service_environment
-		 CROSS JOIN LATERAL unnest(w.instance_types) AS t(instance_type)
-		 WHERE w.queue_state = 'ENABLED' AND w.instance_count <= u.free - u.nominated
-		   AND (u.capacity_unit = 'NUM_INSTANCES' OR t.instance_type = u.capacity_unit)
-		   AND NOT EXISTS (SELECT 1 FROM fairshare.capacity_backoffs b
-							WHERE b.job_id = w.job_id AND b.service_environment = u.service_environment
-							  AND b.instance_type = t.instance_type AND b.until > now()))
+	   AND u.state = 'ENABLED' AND u.capacity IS NOT NULL AND p.jobs > 0
 	UNION ALL
 	-- SHARE_STARVED: a quota share below its limit with waiting jobs that
 	-- fit in the rest of its guarantee.

@@ -149,6 +149,36 @@ SELECT pg_temp.run(job_id, 'p4', 'ml.p4d.24xlarge') FROM fairshare.jobs WHERE jo
 SELECT count(*) AS new_alerts FROM fairshare.evaluate_alerts();
 SELECT rule_name, subject FROM fairshare.active_alerts ORDER BY alert_id;
 
+-- Idle capacity is room the scheduler would fill: not room of the
+-- environment's NUM_INSTANCES limit while the waiting job's own type
+-- limit is full, nor room a fair-share compute reservation keeps.
+INSERT INTO fairshare.service_environments (name) VALUES ('mixed'), ('fe');
+INSERT INTO fairshare.capacity_limits VALUES ('mixed', 'NUM_INSTANCES', 10), ('mixed', 'ml.g5.xlarge', 4),
+	('fe', 'NUM_INSTANCES', 10);
+INSERT INTO fairshare.job_queues (name) VALUES ('mixq');
+INSERT INTO fairshare.queue_environments VALUES ('mixq', 'mixed', 1);
+SELECT pg_temp.run(pg_temp.submit('mixq', 'g5-running', 4, 'ml.g5.xlarge'), 'mixed', 'ml.g5.xlarge');
+SELECT pg_temp.submit('mixq', 'g5-waiting', 2, 'ml.g5.xlarge') IS NOT NULL AS submitted;
+SELECT subject FROM fairshare._alert_candidates() WHERE rule_name = 'idle_capacity' AND service_environment = 'mixed';
+-- ... a job of another type fits the NUM_INSTANCES room: that is idle.
+SELECT pg_temp.submit('mixq', 'm5-waiting', 2, 'ml.m5.xlarge') IS NOT NULL AS submitted;
+SELECT subject, details ->> 'waiting_jobs' AS waiting_jobs FROM fairshare._alert_candidates()
+ WHERE rule_name = 'idle_capacity' AND service_environment = 'mixed';
+UPDATE fairshare.jobs SET status = 'FAILED' WHERE job_queue = 'mixq';
+INSERT INTO fairshare.scheduling_policies (name, kind, compute_reservation) VALUES ('fair-reserve', 'FAIR_SHARE', 50);
+INSERT INTO fairshare.job_queues (name, scheduling_policy) VALUES ('fq', 'fair-reserve');
+INSERT INTO fairshare.queue_environments VALUES ('fq', 'fe', 1);
+INSERT INTO fairshare.jobs (job_name, job_queue, share_identifier, request)
+SELECT 'fe-' || i, 'fq', 'team', jsonb_build_object('RoleArn', 'arn:aws:iam::1:role/r',
+	'OutputDataConfig', jsonb_build_object('S3OutputPath', 's3://b/o'),
+	'ResourceConfig', jsonb_build_object('InstanceType', 'ml.m5.xlarge', 'InstanceCount', 1))
+  FROM generate_series(1, 8) i;
+UPDATE fairshare.jobs SET status = 'RUNNABLE' WHERE job_queue = 'fq';
+SELECT pg_temp.run(job_id, 'fe', 'ml.m5.xlarge') FROM fairshare.jobs WHERE job_name IN ('fe-1', 'fe-2', 'fe-3', 'fe-4', 'fe-5');
+SELECT count(*) AS a_pass_would_place FROM fairshare.schedule(true) WHERE action = 'PLACE' AND service_environment = 'fe';
+SELECT subject FROM fairshare._alert_candidates() WHERE rule_name = 'idle_capacity' AND service_environment = 'fe';
+UPDATE fairshare.jobs SET status = 'FAILED' WHERE job_queue = 'fq';
+
 -- Who may evaluate: admins (the function runs as the extension owner),
 -- not viewers, who may read the alerts.
 CREATE ROLE regress_hk_admin IN ROLE fairshare_admin;
