@@ -310,14 +310,22 @@ RETURNS SETOF fairshare.alert_candidate LANGUAGE sql VOLATILE AS $$
 	   AND s.share_limit IS NOT NULL AND s.held < s.share_limit AND s.guaranteed_waiting_jobs > 0
 $$;
 
--- The JSON sent with NOTIFY fairshare_alerts.
+-- The JSON sent with NOTIFY fairshare_alerts.  LISTEN has no access
+-- control -- any role that may connect to the database hears it -- so the
+-- payload leaves out the one thing a user wrote: a failure burst's most
+-- common status_reason (it can name buckets, datasets, ...).  It stays in
+-- fairshare.alert_events, which only viewers and admins read.
 CREATE FUNCTION fairshare.alert_payload(a fairshare.alert_events)
 RETURNS jsonb LANGUAGE sql STABLE AS $$
 	SELECT jsonb_strip_nulls(jsonb_build_object(
 		'alert_id', a.alert_id, 'rule', a.rule_name, 'kind', a.kind, 'severity', a.severity,
 		'subject', a.subject, 'job_queue', a.job_queue, 'share', a.share,
 		'service_environment', a.service_environment, 'capacity_unit', a.capacity_unit,
-		'message', a.message, 'details', a.details,
+		'message', CASE WHEN a.kind = 'FAILURE_BURST'
+						THEN split_part(a.message, '; most common reason: ', 1)
+							 || '; the most common reason is in fairshare.alert_events'
+						ELSE a.message END,
+		'details', a.details - 'top_reason',
 		'condition_since', a.condition_since, 'raised_at', a.raised_at, 'database', current_database()))
 $$;
 COMMENT ON FUNCTION fairshare.alert_payload(fairshare.alert_events) IS

@@ -120,6 +120,13 @@ SELECT rule_name, subject FROM fairshare.active_alerts ORDER BY alert_id;
 SELECT fairshare.alert_payload(a) - 'alert_id' - 'raised_at' - 'condition_since' AS payload
   FROM fairshare.alert_events a WHERE rule_name = 'idle_capacity';
 SELECT length(fairshare.alert_payload(a)::text) < 8000 AS fits_in_a_notify FROM fairshare.alert_events a;
+-- Anyone connected may LISTEN: a failure burst's payload leaves out the
+-- reasons users' jobs failed with, which alert_events keeps.
+SELECT a.message LIKE '%most common reason: Received status from SageMaker:%' AS event_has_reason,
+	   a.details ? 'top_reason' AS event_details_have_it,
+	   fairshare.alert_payload(a) ->> 'message' AS payload_message,
+	   fairshare.alert_payload(a) -> 'details' ? 'top_reason' AS payload_has_it
+  FROM fairshare.alert_events a WHERE a.kind = 'FAILURE_BURST' ORDER BY a.alert_id LIMIT 1;
 
 -- A job backing off the only pair it could use is not idle capacity's demand.
 INSERT INTO fairshare.capacity_backoffs
