@@ -277,15 +277,28 @@ WITH shares AS (
 	  FROM (SELECT DISTINCT job_queue, capacity_unit FROM shares WHERE capacity_unit IS NOT NULL) u
 	  JOIN fairshare.queue_environments qe ON qe.job_queue = u.job_queue
 	 GROUP BY 1, 2
+), other_queues AS (
+	-- What other queues hold on the queue's environments, per unit: that
+	-- part of the capacity no share's limit covers is not there to borrow.
+	SELECT u.job_queue, u.capacity_unit, sum(h.instance_count) AS held
+	  FROM (SELECT DISTINCT job_queue, capacity_unit FROM shares WHERE capacity_unit IS NOT NULL) u
+	  JOIN fairshare.queue_environments qe ON qe.job_queue = u.job_queue
+	  JOIN fairshare._held_jobs h ON h.service_environment = qe.service_environment AND h.job_queue <> u.job_queue
+		   AND (u.capacity_unit = 'NUM_INSTANCES' OR h.instance_type = u.capacity_unit)
+	 GROUP BY 1, 2
 ), per_unit AS (
-	-- Borrowed instances come first from capacity no share's limit covers,
-	-- then from the lenders, in proportion to their unused limits.
+	-- Borrowed instances come first from capacity no share's limit covers
+	-- and no other queue holds, then from the lenders, in proportion to
+	-- their unused limits.
 	SELECT p.job_queue, p.capacity_unit,
-		   least(greatest(sum(p.borrowed) - greatest(coalesce(max(c.capacity), 0) - sum(p.share_limit), 0), 0),
+		   least(greatest(sum(p.borrowed)
+						  - greatest(coalesce(max(c.capacity), 0) - coalesce(max(o.held), 0) - sum(p.share_limit), 0),
+						  0),
 				 sum(p.lendable)) AS lent,
 		   sum(p.lendable) AS lendable
 	  FROM per_share p
 	  LEFT JOIN env_capacity c ON c.job_queue = p.job_queue AND c.capacity_unit = p.capacity_unit
+	  LEFT JOIN other_queues o ON o.job_queue = p.job_queue AND o.capacity_unit = p.capacity_unit
 	 WHERE p.capacity_unit IS NOT NULL
 	 GROUP BY 1, 2
 )

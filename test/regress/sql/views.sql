@@ -258,6 +258,28 @@ SELECT v, pg_temp.seqscans('SELECT * FROM fairshare.' || v) AS seq_scans
 RESET enable_seqscan;
 
 ------------------------------------------------------------------------------
+-- lent when another queue shares the environment: the capacity no share's
+-- limit covers is what the other queue holds, so the borrower's excess is
+-- the lender's guarantee (the scheduler would reclaim it).
+------------------------------------------------------------------------------
+INSERT INTO fairshare.service_environments (name) VALUES ('shared');
+INSERT INTO fairshare.capacity_limits VALUES ('shared', 'ml.p5.48xlarge', 100);
+INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES ('sq', 10, 'quota'), ('sfifo', 1, NULL);
+INSERT INTO fairshare.queue_environments VALUES ('sq', 'shared', 1), ('sfifo', 'shared', 1);
+INSERT INTO fairshare.quota_shares (job_queue, name, strategy, borrow_limit) VALUES
+	('sq', 'A', 'LEND_AND_BORROW', -1), ('sq', 'B', 'LEND', NULL);
+INSERT INTO fairshare.quota_share_limits VALUES ('sq', 'A', 'ml.p5.48xlarge', 40), ('sq', 'B', 'ml.p5.48xlarge', 40);
+SELECT pg_temp.run(pg_temp.submit('sfifo', 'other-queue', 20, 'ml.p5.48xlarge'), 'shared', 'ml.p5.48xlarge');
+SELECT pg_temp.run(pg_temp.submit('sq', 'a-' || i, 20, 'ml.p5.48xlarge', 'A'), 'shared', 'ml.p5.48xlarge')
+  FROM generate_series(1, 3) i;
+SELECT pg_temp.run(pg_temp.submit('sq', 'b-1', 20, 'ml.p5.48xlarge', 'B'), 'shared', 'ml.p5.48xlarge');
+SELECT quota_share, share_limit, held, borrowed, lent FROM fairshare.quota_share_status
+ WHERE job_queue = 'sq' ORDER BY quota_share;
+SELECT pg_temp.submit('sq', 'b-2', 20, 'ml.p5.48xlarge', 'B') IS NOT NULL AS submitted;
+SELECT action, reason LIKE '%reclaim the guaranteed capacity of quota share B%' AS reclaims_for_b
+  FROM fairshare.schedule(true) WHERE service_environment = 'shared' OR action = 'PREEMPT';
+
+------------------------------------------------------------------------------
 -- Who may read them: viewers and admins, without any right on the tables;
 -- not submitters (the views count every team's jobs).
 ------------------------------------------------------------------------------
