@@ -37,6 +37,13 @@ PG_FUNCTION_INFO_V1(fairshare_schedule);
 #define MAX_PASS_ROUNDS	8
 
 /* Serialises scheduling passes: an advisory lock key pair nobody else uses. */
+/*
+ * How often one round decides again when jobs it decided about changed
+ * under it; after that it writes what it decided, each write guarded by
+ * the job's status.
+ */
+#define MAX_STALE_RETRIES	3
+
 #define PASS_LOCK_KEY1	26227	/* "fs" */
 #define PASS_LOCK_KEY2	1
 
@@ -415,6 +422,95 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run,
 	return left_out;
 }
 
+static int
+int64_cmp(const void *a, const void *b)
+{
+	int64		x = DatumGetInt64(*(const Datum *) a);
+	int64		y = DatumGetInt64(*(const Datum *) b);
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Lock every job the pass decided about, in job_id order, and check that
+ * each is still as the world read it: a waiting job still RUNNABLE at the
+ * same priority, a victim still placed, not stopping, at the same priority.
+ *
+ * The world is read without row locks (a pass must not block on users'
+ * transactions it has nothing to do with), so a terminate_job() or
+ * update_job_priority() that commits while the pass runs would otherwise
+ * have its job preempted for, or be preempted in place of a lower-priority
+ * one.  The order matters too: rows locked one decision after another
+ * deadlock with a user's transaction that locks the same jobs in job_id
+ * order, or with the dispatcher's batch of outcomes (also job_id order).
+ * Returns false when something changed: the caller reads the world again.
+ */
+static bool
+decisions_still_hold(const PassWorld *w, const FsResult *r)
+{
+	static SPIPlanPtr lock_plan = NULL;
+	Datum	   *ids = palloc(sizeof(Datum) * (2 * r->n_decisions + 1));
+	int			n = 0;
+	int			distinct = 0;
+	Oid			t[1] = {INT8ARRAYOID};
+	Datum		v[1];
+	bool		hold = true;
+
+	for (int i = 0; i < r->n_decisions; i++)
+	{
+		ids[n++] = Int64GetDatum(r->decisions[i].job_id);
+		if (r->decisions[i].kind == FS_DECISION_PREEMPT && r->decisions[i].for_job_id > 0)
+			ids[n++] = Int64GetDatum(r->decisions[i].for_job_id);
+	}
+	if (n == 0)
+		return true;
+	qsort(ids, n, sizeof(Datum), int64_cmp);
+	for (int i = 0; i < n; i++)
+		if (i == 0 || DatumGetInt64(ids[i]) != DatumGetInt64(ids[distinct - 1]))
+			ids[distinct++] = ids[i];
+	v[0] = int8_array(ids, distinct);
+	exec_kept(&lock_plan,
+			  "SELECT job_id, status::text, scheduling_priority, stop_kind IS NOT NULL "
+			  "FROM fairshare.jobs WHERE job_id = ANY($1) ORDER BY job_id FOR UPDATE",
+			  1, t, v, NULL);
+	if (SPI_processed != (uint64) distinct)
+		hold = false;			/* deleted meanwhile */
+	for (uint64 row = 0; hold && row < SPI_processed; row++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[row];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		int64		job_id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
+		char	   *status = SPI_getvalue(tuple, desc, 2);
+		int32		priority = DatumGetInt32(SPI_getbinval(tuple, desc, 3, &isnull));
+		bool		stopping = DatumGetBool(SPI_getbinval(tuple, desc, 4, &isnull));
+		const PassJobInfo *info = fairshare_world_job(w, job_id);
+
+		if (info == NULL)
+			continue;
+		if (info->index >= 0)
+		{
+			const FsRunnableJob *j = &w->input.shares[info->share].runnable[info->index];
+
+			hold = strcmp(status, "RUNNABLE") == 0 && priority == j->priority;
+		}
+		else
+		{
+			const FsRunningJob *run = NULL;
+
+			for (int k = 0; k < w->input.n_running && run == NULL; k++)
+				if (w->input.running[k].job_id == job_id)
+					run = &w->input.running[k];
+			hold = run != NULL &&
+				(strcmp(status, "SCHEDULED") == 0 || strcmp(status, "STARTING") == 0 ||
+				 strcmp(status, "RUNNING") == 0) &&
+				priority == run->priority && (!stopping || run->stopping);
+		}
+	}
+	pfree(ids);
+	return hold;
+}
+
 /* Store the fair shares' decayed usage, in one statement. */
 static void
 store_usage(const PassWorld *w, const FsResult *r)
@@ -485,6 +581,18 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 	bool		left_work = false;
 	int			prefix = PASS_PREFIX;
 
+	/*
+	 * Passes are serialised by a lock, which only works if each reads what
+	 * the one before it committed: with a transaction snapshot, taken before
+	 * the lock, two passes would hand out the same free capacity.
+	 */
+	if (!dry_run && IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+				 errmsg("fairshare.schedule() must run at READ COMMITTED isolation"),
+				 errdetail("At %s a pass would not see what another pass placed meanwhile, and could give the same capacity twice.",
+						   XactIsoLevel == XACT_SERIALIZABLE ? "SERIALIZABLE" : "REPEATABLE READ"),
+				 errhint("Call it in its own transaction, or run schedule(true) for a dry run.")));
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -505,6 +613,14 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 		fairshare_pass_progress();
 		result = fairshare_run_core(world);
 		fairshare_pass_progress();
+		/* A job changed under the pass: decide again on what is there now. */
+		for (int retry = 0; !dry_run && retry < MAX_STALE_RETRIES && !decisions_still_hold(world, result); retry++)
+		{
+			fairshare_world_free(world);
+			world = fairshare_load_world(prefix, NULL, NULL, 0, false);
+			result = fairshare_run_core(world);
+			fairshare_pass_progress();
+		}
 		if (handle_decisions(world, result, dry_run, rsinfo->setResult, rsinfo->setDesc, &place_budget))
 			left_work = true;
 		if (!dry_run)

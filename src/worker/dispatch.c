@@ -693,7 +693,7 @@ flush_outcomes(FairshareDispatch *d)
 		if (SPI_execute_with_args("SELECT coalesce(bool_or(s NOT IN ('SCHEDULED', 'STARTING', 'RUNNING')), false) "
 								  "FROM (SELECT fairshare.apply_status(u.job_id, u.response) AS s "
 								  "FROM unnest($1::bigint[], $2::jsonb[]) WITH ORDINALITY AS u(job_id, response, n) "
-								  "ORDER BY u.n) applied",
+								  "ORDER BY u.job_id, u.n) applied",
 								  2, types, values, NULL, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "fairshare.apply_status failed");
 		if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
