@@ -471,7 +471,7 @@ decisions_still_hold(const PassWorld *w, const FsResult *r)
 	v[0] = int8_array(ids, distinct);
 	exec_kept(&lock_plan,
 			  "SELECT job_id, status::text, scheduling_priority, stop_kind IS NOT NULL "
-			  "FROM fairshare.jobs WHERE job_id = ANY($1) ORDER BY job_id FOR UPDATE",
+			  "FROM fairshare.jobs WHERE job_id = ANY($1) ORDER BY job_id FOR NO KEY UPDATE",
 			  1, t, v, NULL);
 	if (SPI_processed != (uint64) distinct)
 		hold = false;			/* deleted meanwhile */
