@@ -643,23 +643,63 @@ queue_status(FairshareDispatch *d, AttemptTrack *t, Jsonb *response)
 }
 
 /*
+ * Lock, in job_id order, the rows of the batch's jobs that nobody else has
+ * locked, and return their ids.  A user's open transaction holding a
+ * job's row (after update_job_priority, say) must not stall every other
+ * job's outcomes: that job's answer is skipped, and its next
+ * DescribeTrainingJob (a poll interval on) brings it again -- the ARN of
+ * a create too.
+ */
+static Datum
+lock_batch_jobs(const OutcomeBatch *b)
+{
+	Datum	   *ids = palloc(sizeof(Datum) * (b->n_arns + b->n_statuses + 1));
+	Oid			types[1] = {INT8ARRAYOID};
+	Datum		values[1];
+	bool		isnull;
+	Datum		locked;
+	int			n = 0;
+
+	for (int i = 0; i < b->n_arns; i++)
+		ids[n++] = b->arn_ids[i];
+	for (int i = 0; i < b->n_statuses; i++)
+		ids[n++] = b->status_ids[i];
+	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	if (SPI_execute_with_args("SELECT coalesce(array_agg(job_id ORDER BY job_id), '{}'), "
+							  "cardinality(array(SELECT DISTINCT unnest($1::bigint[]))) - count(*) "
+							  "FROM (SELECT job_id FROM fairshare.jobs WHERE job_id = ANY($1::bigint[]) "
+							  "ORDER BY job_id FOR NO KEY UPDATE SKIP LOCKED) l",
+							  1, types, values, NULL, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not lock the jobs of a batch of outcomes");
+	locked = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)) > 0)
+		ereport(DEBUG1,
+				(errmsg_internal("fairshare dispatcher: " INT64_FORMAT " job(s) of a batch are locked by another transaction; their answers wait for the next describe",
+								 DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)))));
+	return SPI_datumTransfer(locked, false, -1);
+}
+
+/*
  * Write the queued outcomes of one batch of answers in one short
  * transaction: the ARNs of created attempts, then fairshare.apply_status()
- * for each DescribeTrainingJob answer.  Notes whether any job left the
- * placed states (a pass may decide something new).
+ * for each DescribeTrainingJob answer, for the jobs lock_batch_jobs() got.
+ * Notes whether any job left the placed states (a pass may decide
+ * something new).
  */
 static void
 flush_outcomes(FairshareDispatch *d)
 {
 	OutcomeBatch *b = &d->batch;
+	Datum		locked;
 
 	if (b->n_arns == 0 && b->n_statuses == 0)
 		return;
 	begin_short_xact("fairshare dispatcher: outcomes");
+	locked = lock_batch_jobs(b);
 	if (b->n_arns > 0)
 	{
-		Oid			types[3] = {INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID};
-		Datum		values[3];
+		Oid			types[4] = {INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID};
+		Datum		values[4];
 
 		values[0] = PointerGetDatum(construct_array(b->arn_ids, b->n_arns, INT8OID, sizeof(int64),
 													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
@@ -667,6 +707,7 @@ flush_outcomes(FairshareDispatch *d)
 													TYPALIGN_INT));
 		values[2] = PointerGetDatum(construct_array(b->arns, b->n_arns, TEXTOID, -1, false,
 													TYPALIGN_INT));
+		values[3] = locked;
 		/*
 		 * No join with unnest(): right after a burst the planner's
 		 * statistics may still say jobs holds no placed rows, and a nested
@@ -675,26 +716,28 @@ flush_outcomes(FairshareDispatch *d)
 		 * row's name and ARN are found by position (a batch is small).
 		 */
 		exec_params("UPDATE fairshare.jobs j SET training_job_arn = ($3::text[])[array_position($1::bigint[], j.job_id)] "
-					"WHERE j.job_id = ANY($1::bigint[]) "
+					"WHERE j.job_id = ANY($1::bigint[]) AND j.job_id = ANY($4::bigint[]) "
 					"AND j.training_job_name = ($2::text[])[array_position($1::bigint[], j.job_id)] "
 					"AND j.status IN ('SCHEDULED', 'STARTING', 'RUNNING') AND j.training_job_arn IS NULL",
-					3, types, values);
+					4, types, values);
 	}
 	if (b->n_statuses > 0)
 	{
-		Oid			types[2] = {INT8ARRAYOID, JSONBARRAYOID};
-		Datum		values[2];
+		Oid			types[3] = {INT8ARRAYOID, JSONBARRAYOID, INT8ARRAYOID};
+		Datum		values[3];
 		bool		isnull;
 
 		values[0] = PointerGetDatum(construct_array(b->status_ids, b->n_statuses, INT8OID, sizeof(int64),
 													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 		values[1] = PointerGetDatum(construct_array(b->statuses, b->n_statuses, JSONBOID, -1, false,
 													TYPALIGN_INT));
+		values[2] = locked;
 		if (SPI_execute_with_args("SELECT coalesce(bool_or(s NOT IN ('SCHEDULED', 'STARTING', 'RUNNING')), false) "
 								  "FROM (SELECT fairshare.apply_status(u.job_id, u.response) AS s "
 								  "FROM unnest($1::bigint[], $2::jsonb[]) WITH ORDINALITY AS u(job_id, response, n) "
+								  "WHERE u.job_id = ANY($3::bigint[]) "
 								  "ORDER BY u.job_id, u.n) applied",
-								  2, types, values, NULL, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
+								  3, types, values, NULL, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "fairshare.apply_status failed");
 		if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
 			d->turn_needed = true;
