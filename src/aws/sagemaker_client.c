@@ -1268,6 +1268,12 @@ start_try(FsSmClient *c, SmRequest *r, const FsAwsCredentials *cred)
 
 	PG_TRY();
 	{
+		/*
+		 * The Host that was signed, not curl's own from the URL: curl keeps
+		 * "LOCALHOST" as written and rewrites "127.1" to "127.0.0.1", and
+		 * either way the signature would not match.
+		 */
+		add_header(r, "Host", res.host);
 		add_header(r, "Content-Type", SM_CONTENT_TYPE);
 		add_header(r, "X-Amz-Target", target);
 		add_header(r, "X-Amz-Date", res.amz_date);
