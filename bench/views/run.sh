@@ -2,7 +2,7 @@
 # bench/views/run.sh — query times of the dashboard views and of the
 # housekeeping functions, first with only the live jobs (20k RUNNABLE, 400
 # holding capacity), then with the same live jobs and 1M finished jobs
-# (1.1M attempts, 4.3M events) spread over 30 days, and the ratio between
+# (about 1.2M attempts, 4.6M events) spread over 30 days, and the ratio between
 # the two.  Current-state views should not care about the finished history
 # (ratio near 1); the 24-hour history views read one day of it (~33k jobs).
 # Then retention: batch times while it deletes 5 days of history, and the

@@ -1487,6 +1487,9 @@ class Handler(BaseHTTPRequestHandler):
             need("POST")
             emu.reset()
             return {"ok": True}
+        if parts == ["faults"] or (len(parts) == 1 and parts[0] in ("capacity", "limits", "defaults", "roles")):
+            if method not in ("GET", "POST"):
+                raise ControlError(405, "use GET or POST for %s" % path)
         if parts == ["faults"]:
             return emu.set_faults(body) if method == "POST" else emu.get_faults()
         if len(parts) == 1 and parts[0] in ("capacity", "limits", "defaults", "roles"):

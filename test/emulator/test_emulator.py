@@ -1323,6 +1323,8 @@ class TestStatsAndLoad(EmulatorTest):
     def test_unknown_control_endpoints(self):
         self.assertEqual(self.emu.control("GET", "/nothing")[0], 404)
         self.assertEqual(self.emu.control("GET", "/reset")[0], 405)
+        for path in ("/faults", "/capacity", "/limits", "/defaults", "/roles"):
+            self.assertEqual(self.emu.control("PUT", path, {})[0], 405, path)
 
     def test_max_in_flight(self):
         self.emu.ok("POST", "/faults", {"slow_rate": 1.0, "slow_seconds": 0.5})
