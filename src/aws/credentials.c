@@ -216,6 +216,25 @@ parse_expiration(const char *s, TimestampTz *out)
 		;
 	else
 		return false;
+	/*
+	 * The fields in range too: timestamptz_in raises on "2030-02-30", and an
+	 * ERROR here would skip keeping the cached credentials that are still
+	 * good (a bad answer at refresh must only make us use them longer).
+	 */
+	{
+		static const int days_in_month[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+		int			year = atoi(s),
+					month = atoi(s + 5),
+					day = atoi(s + 8),
+					hour = atoi(s + 11),
+					minute = atoi(s + 14),
+					second = atoi(s + 17);
+		bool		leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+
+		if (month < 1 || month > 12 || day < 1 || day > days_in_month[month - 1] ||
+			(month == 2 && day == 29 && !leap) || hour > 23 || minute > 59 || second > 59)
+			return false;
+	}
 	*out = DatumGetTimestampTz(DirectFunctionCall3(timestamptz_in,
 												   CStringGetDatum(s),
 												   ObjectIdGetDatum(InvalidOid),
