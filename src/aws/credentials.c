@@ -547,6 +547,8 @@ from_shared_file(StringInfo tried)
 	bool		missing;
 	bool		in_profile = false;
 	bool		seen_profile = false;
+	int			key_indent = -1;	/* indent of the last key line, -1: none
+									 * since the last header */
 	int			lineno = 0;
 	char	   *akid = NULL,
 			   *secret = NULL,
@@ -592,21 +594,31 @@ from_shared_file(StringInfo tried)
 
 		next = nl ? nl + 1 : NULL;
 		if (nl)
-		{
 			*nl = '\0';
-			if (nl > line && nl[-1] == '\r')
-				nl[-1] = '\0';
+		{
+			size_t		len = strlen(line);
+
+			if (len > 0 && line[len - 1] == '\r')
+				line[len - 1] = '\0';	/* CRLF, or a CR ending the file */
 		}
 		lineno++;
 		text = trim(line);
 		if (*text == '\0' || *text == '#' || *text == ';')
 			continue;
-		if (line[0] == ' ' || line[0] == '\t')
-			continue;			/* continuation of the key above */
+
+		/*
+		 * As botocore's configparser: a line indented deeper than the key
+		 * line above it continues that key's value; otherwise (right
+		 * after a header, or a file indented throughout) it is a line of
+		 * its own.
+		 */
+		if (key_indent >= 0 && (int) strspn(line, " \t") > key_indent)
+			continue;
 		if (*text == '[')
 		{
 			char	   *close = strrchr(text, ']');
 
+			key_indent = -1;
 			if (close == NULL || close == text + 1)
 				FILE_ERROR("line %d of shared credentials file \"%s\" is not a valid [profile] header",
 						   lineno, path);
@@ -627,6 +639,7 @@ from_shared_file(StringInfo tried)
 			if (text[klen] == '\0' || klen == 0)
 				FILE_ERROR("line %d of shared credentials file \"%s\" is neither a [profile] header nor a key = value line",
 						   lineno, path);
+			key_indent = (int) strspn(line, " \t");
 			if (!in_profile)
 				continue;
 			text[klen] = '\0';
