@@ -19,10 +19,14 @@ COMMENT ON FUNCTION fairshare.dispatcher_state() IS
 
 -- The CreateTrainingJob body for a job's current attempt: the submitted
 -- request with the attempt's name, the placement's instance type and count,
--- and the job's tags (plus fairshare's own) as SageMaker Tags.
+-- and the job's tags (plus fairshare's own) as SageMaker Tags.  SageMaker
+-- requires a StoppingCondition; a request without one gets SageMaker's
+-- default limit, a day, which is also the time limit the scheduler assumed.
 CREATE FUNCTION fairshare.create_training_job_request(job fairshare.jobs)
 RETURNS jsonb LANGUAGE sql STABLE AS $$
-	SELECT job.request || jsonb_build_object(
+	SELECT CASE WHEN job.request ? 'StoppingCondition' THEN '{}'::jsonb
+				ELSE '{"StoppingCondition": {"MaxRuntimeInSeconds": 86400}}'::jsonb END
+		   || job.request || jsonb_build_object(
 		'TrainingJobName', job.training_job_name,
 		'ResourceConfig', coalesce(job.request -> 'ResourceConfig', '{}')
 						  || jsonb_build_object('InstanceType', job.instance_type,

@@ -190,6 +190,21 @@ SELECT fairshare.apply_status(:la, jsonb_build_object('TrainingJobName', fairsha
 	'TrainingJobArn', 'arn:aws:sagemaker:us-east-1:1:training-job/x', 'TrainingJobStatus', 'InProgress',
 	'SecondaryStatus', 'Training', 'CreationTime', extract(epoch FROM now()))) AS adopted;
 
+-- The CreateTrainingJob body the dispatcher sends: the request with the
+-- attempt's name, the placement's type and count, tags (the job's and
+-- fairshare's), and SageMaker's default StoppingCondition when the request
+-- has none.
+SELECT pg_temp.submit('body') AS bd \gset
+SELECT pg_temp.place(:bd, 'p4', 'ml.p4d.24xlarge');
+UPDATE fairshare.jobs SET status = 'RUNNING' WHERE job_id = :bd;
+SELECT r ->> 'TrainingJobName' = fairshare.training_job_name(:bd, 1) AS named, r -> 'ResourceConfig' AS resources,
+	   r -> 'StoppingCondition' AS stopping, jsonb_array_length(r -> 'Tags') AS tags, r ->> 'RoleArn' AS role
+  FROM (SELECT fairshare.create_training_job_request(j) r FROM fairshare.jobs j WHERE job_id = :bd) s;
+-- ... and its own StoppingCondition when it has one.
+SELECT fairshare.create_training_job_request(jsonb_populate_record(j, jsonb_build_object('request',
+		   j.request || '{"StoppingCondition": {"MaxRuntimeInSeconds": 7200}}'))) -> 'StoppingCondition' AS own_stopping
+  FROM fairshare.jobs j WHERE job_id = :bd;
+
 -- Bad input.
 SELECT public.regress_try_hint('SELECT fairshare.apply_status(1, ''[]'')');
 SELECT public.regress_try_hint('SELECT fairshare.apply_status(1, ''{"TrainingJobStatus": "Exploded"}'')');
