@@ -36,7 +36,6 @@ PG_FUNCTION_INFO_V1(fairshare_schedule);
 /* How often one call may re-run the pass. */
 #define MAX_PASS_ROUNDS	8
 
-/* Serialises scheduling passes: an advisory lock key pair nobody else uses. */
 /*
  * How often one round decides again when jobs it decided about changed
  * under it; after that it writes what it decided, each write guarded by
@@ -44,6 +43,7 @@ PG_FUNCTION_INFO_V1(fairshare_schedule);
  */
 #define MAX_STALE_RETRIES	3
 
+/* Serialises scheduling passes: an advisory lock key pair nobody else uses. */
 #define PASS_LOCK_KEY1	26227	/* "fs" */
 #define PASS_LOCK_KEY2	1
 
