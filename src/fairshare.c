@@ -15,6 +15,7 @@
 
 #include <ctype.h>
 
+#include "aws/http.h"
 #include "fairshare.h"
 #include "tables/config_cache.h"
 #include "worker/dispatcher.h"
@@ -69,46 +70,6 @@ check_job_name_prefix(char **newval, void **extra, GucSource source)
 	return true;
 }
 
-
-/*
- * Is host[0..len) (up to any ":port") localhost, [::1] or 127.a.b.c?  The
- * whole name, not its start: "localhost.example.com" and "127.example"
- * are somebody else's.  The dispatcher checks the URL again as curl
- * parses it (src/aws/endpoint.c); this is the early, clear refusal.
- */
-static bool
-loopback_host(const char *host, size_t len)
-{
-	size_t		name_len;
-	int			octets = 0;
-	const char *p;
-
-	if (len >= 5 && strncmp(host, "[::1]", 5) == 0)
-		return len == 5 || host[5] == ':';
-	name_len = strcspn(host, ":");
-	if (name_len > len)
-		name_len = len;
-	if (name_len == 9 && strncmp(host, "localhost", 9) == 0)
-		return true;
-	if (name_len < 4 || strncmp(host, "127.", 4) != 0)
-		return false;
-	for (p = host; p < host + name_len; octets++)
-	{
-		int			value = 0;
-		const char *start = p;
-
-		while (p < host + name_len && *p >= '0' && *p <= '9' && p - start < 3)
-			value = value * 10 + (*p++ - '0');
-		if (p == start || value > 255)
-			return false;
-		if (p < host + name_len && *p++ != '.')
-			return false;
-		if (p == host + name_len && p[-1] == '.')
-			return false;
-	}
-	return octets == 4;
-}
-
 /*
  * The endpoint is readable by every user, so it must not carry credentials;
  * plain http is for a loopback emulator only (the client checks again).
@@ -119,6 +80,9 @@ check_endpoint_url(char **newval, void **extra, GucSource source)
 	const char *url = *newval;
 	const char *host;
 	size_t		host_len;
+	bool		https;
+	bool		loopback;
+	const char *why;
 
 	if (url[0] == '\0')
 		return true;
@@ -138,7 +102,9 @@ check_endpoint_url(char **newval, void **extra, GucSource source)
 		GUC_check_errhint("Credentials come from the AWS credential chain, never from the URL.");
 		return false;
 	}
-	if (url[4] == ':' && !loopback_host(host, host_len))
+	/* the rule the SageMaker client applies, on the URL as curl parses it */
+	if (url[4] == ':' &&
+		(!fs_http_url_check_loopback(url, &https, &loopback, &why) || !loopback))
 	{
 		GUC_check_errmsg("plain http fairshare.endpoint_url is only allowed on the loopback interface");
 		GUC_check_errhint("Use https:// for any endpoint that is not 127.0.0.1, localhost or [::1].");
