@@ -260,6 +260,9 @@ WITH shares AS (
 		 WHERE w.job_queue = s.job_queue AND w.quota_share = s.quota_share
 		   AND (s.capacity_unit IS NULL OR s.capacity_unit = 'NUM_INSTANCES'
 				OR s.capacity_unit = ANY (w.instance_types))) w ON true
+), units AS (
+	-- The capacity units the queue's shares have limits of.
+	SELECT DISTINCT job_queue, capacity_unit FROM shares WHERE capacity_unit IS NOT NULL
 ), env_capacity AS (
 	-- What the queue's environments offer per capacity unit: the limit of
 	-- that unit, else (for NUM_INSTANCES) the sum of the type limits, else
@@ -274,14 +277,14 @@ WITH shares AS (
 					ELSE (SELECT l.max_capacity FROM fairshare.capacity_limits l
 						   WHERE l.service_environment = qe.service_environment AND l.capacity_unit = 'NUM_INSTANCES')
 			   END, 0)) AS capacity
-	  FROM (SELECT DISTINCT job_queue, capacity_unit FROM shares WHERE capacity_unit IS NOT NULL) u
+	  FROM units u
 	  JOIN fairshare.queue_environments qe ON qe.job_queue = u.job_queue
 	 GROUP BY 1, 2
 ), other_queues AS (
 	-- What other queues hold on the queue's environments, per unit: that
 	-- part of the capacity no share's limit covers is not there to borrow.
 	SELECT u.job_queue, u.capacity_unit, sum(h.instance_count) AS held
-	  FROM (SELECT DISTINCT job_queue, capacity_unit FROM shares WHERE capacity_unit IS NOT NULL) u
+	  FROM units u
 	  JOIN fairshare.queue_environments qe ON qe.job_queue = u.job_queue
 	  JOIN fairshare._held_jobs h ON h.service_environment = qe.service_environment AND h.job_queue <> u.job_queue
 		   AND (u.capacity_unit = 'NUM_INSTANCES' OR h.instance_type = u.capacity_unit)

@@ -117,7 +117,7 @@ offer_share(FsFairTurn *turn, FsHeap *heap, int i)
 static int64_t
 reserved_instances(int64_t total, int percent, int active)
 {
-	uint64_t	numerator = (uint64_t) (total > 0 ? total : 0);
+	uint64_t	numerator;
 	uint64_t	denominator = 1;
 	double		value;
 	int			k;
@@ -126,6 +126,7 @@ reserved_instances(int64_t total, int percent, int active)
 		percent = 99;
 	if (percent <= 0 || total <= 0)
 		return 0;
+	numerator = (uint64_t) total;
 	for (k = 0; k < active; k++)
 	{
 		if (numerator > UINT64_MAX / 100 || denominator > UINT64_MAX / 100)

@@ -658,6 +658,7 @@ lock_batch_jobs(const OutcomeBatch *b)
 	Datum		values[1];
 	bool		isnull;
 	Datum		locked;
+	int64		skipped;
 	int			n = 0;
 
 	for (int i = 0; i < b->n_arns; i++)
@@ -672,10 +673,11 @@ lock_batch_jobs(const OutcomeBatch *b)
 							  1, types, values, NULL, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not lock the jobs of a batch of outcomes");
 	locked = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)) > 0)
+	skipped = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (skipped > 0)
 		ereport(DEBUG1,
 				(errmsg_internal("fairshare dispatcher: " INT64_FORMAT " job(s) of a batch are locked by another transaction; their answers wait for the next describe",
-								 DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)))));
+								 skipped)));
 	return SPI_datumTransfer(locked, false, -1);
 }
 
