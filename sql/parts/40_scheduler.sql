@@ -211,6 +211,39 @@ COMMENT ON FUNCTION fairshare.apply_status(bigint, jsonb) IS
 REVOKE ALL ON FUNCTION fairshare.apply_status(bigint, jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare.apply_status(bigint, jsonb) TO fairshare_admin;
 GRANT SELECT, INSERT, UPDATE, DELETE ON fairshare.share_usage, fairshare.capacity_backoffs TO fairshare_admin;
+
+-- The stop of an attempt that never reached SageMaker (the dispatcher had
+-- not sent its create, or SageMaker does not know the name): it never
+-- started, so nothing was lost.  A preemption of it sends the job back to
+-- RUNNABLE without counting toward preemption_retries (those bound how
+-- often a job loses work), the attempt's outcome is REQUEUED; a terminate
+-- or timeout ends the job as apply_status would for a Stopped answer.
+CREATE FUNCTION fairshare._cancel_unsent(job_id bigint, training_job_name text)
+RETURNS fairshare.job_status LANGUAGE plpgsql AS $$
+DECLARE
+	j fairshare.jobs;
+BEGIN
+	SELECT * INTO j FROM fairshare.jobs WHERE jobs.job_id = _cancel_unsent.job_id FOR UPDATE;
+	IF NOT FOUND THEN
+		PERFORM fairshare._reject('P0002', format('job %s does not exist', _cancel_unsent.job_id));
+	END IF;
+	IF j.status = 'SCHEDULED' AND j.stop_kind = 'PREEMPT' AND j.training_job_arn IS NULL
+	   AND j.training_job_name = _cancel_unsent.training_job_name THEN
+		UPDATE fairshare.job_attempts SET outcome = 'REQUEUED'
+		 WHERE job_attempts.job_id = j.job_id AND attempt = j.attempts;
+		UPDATE fairshare.jobs
+		   SET status = 'RUNNABLE',
+			   status_reason = j.stop_reason || '; it had not been sent to SageMaker yet, so this does not count toward preemption_retries'
+		 WHERE jobs.job_id = j.job_id;
+		RETURN 'RUNNABLE';
+	END IF;
+	RETURN fairshare.apply_status(j.job_id, jsonb_build_object(
+		'TrainingJobName', _cancel_unsent.training_job_name,
+		'TrainingJobStatus', 'Stopped', 'SecondaryStatus', 'Stopped'));
+END
+$$;
+REVOKE ALL ON FUNCTION fairshare._cancel_unsent(bigint, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairshare._cancel_unsent(bigint, text) TO fairshare_admin;
 GRANT SELECT ON fairshare.share_usage TO fairshare_submitter;
 
 -- The start of every pass (not of a dry run): new jobs enter their queue,

@@ -224,21 +224,22 @@ exec_params(const char *sql, int nargs, Oid *types, Datum *values)
 }
 
 /*
- * fairshare.apply_status(job_id, response) in its own transaction.  Returns
- * true when the job left the placed states, i.e. capacity was freed or the
- * job is waiting again, and a pass may decide something new.
+ * One of fairshare's outcome functions, function_call(job_id, arg), in its
+ * own transaction.  Returns true when the job left the placed states, i.e.
+ * capacity was freed or the job is waiting again, and a pass may decide
+ * something new.
  */
 static bool
-apply_status(int64 job_id, Jsonb *response)
+left_placed_after(const char *function_call, int64 job_id, Oid arg_type, Datum arg)
 {
-	Oid			types[2] = {INT8OID, JSONBOID};
-	Datum		values[2] = {Int64GetDatum(job_id), JsonbPGetDatum(response)};
+	Oid			types[2] = {INT8OID, arg_type};
+	Datum		values[2] = {Int64GetDatum(job_id), arg};
 	bool		left_placed = false;
+	char	   *query = psprintf("SELECT %s NOT IN ('SCHEDULED', 'STARTING', 'RUNNING')", function_call);
 
-	begin_short_xact("fairshare dispatcher: apply_status");
-	if (SPI_execute_with_args("SELECT fairshare.apply_status($1, $2) NOT IN ('SCHEDULED', 'STARTING', 'RUNNING')",
-							  2, types, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "fairshare.apply_status failed");
+	begin_short_xact("fairshare dispatcher: outcome");
+	if (SPI_execute_with_args(query, 2, types, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "%s failed", function_call);
 	if (SPI_processed == 1)
 	{
 		bool		isnull;
@@ -246,7 +247,14 @@ apply_status(int64 job_id, Jsonb *response)
 		left_placed = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	}
 	end_short_xact();
+	pfree(query);
 	return left_placed;
+}
+
+static bool
+apply_status(int64 job_id, Jsonb *response)
+{
+	return left_placed_after("fairshare.apply_status($1, $2)", job_id, JSONBOID, JsonbPGetDatum(response));
 }
 
 /*
@@ -395,11 +403,15 @@ send_creates(FairshareDispatch *d, AttemptTrack **want, int n)
 	}
 }
 
-/* The stop of an attempt that never reached SageMaker: it never started. */
+/*
+ * The stop of an attempt that never reached SageMaker: it never started.
+ * fairshare._cancel_unsent does not count a preemption of it toward
+ * preemption_retries.
+ */
 static void
 cancel_unsent(FairshareDispatch *d, AttemptTrack *t)
 {
-	if (apply_status(t->job_id, made_up_response(t->name, "Stopped", NULL)))
+	if (left_placed_after("fairshare._cancel_unsent($1, $2)", t->job_id, TEXTOID, CStringGetTextDatum(t->name)))
 		d->turn_needed = true;
 }
 

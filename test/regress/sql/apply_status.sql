@@ -205,6 +205,32 @@ SELECT fairshare.create_training_job_request(jsonb_populate_record(j, jsonb_buil
 		   j.request || '{"StoppingCondition": {"MaxRuntimeInSeconds": 7200}}'))) -> 'StoppingCondition' AS own_stopping
   FROM fairshare.jobs j WHERE job_id = :bd;
 
+-- A preemption of an attempt that never reached SageMaker (what the
+-- dispatcher calls _cancel_unsent for) costs nothing: back to RUNNABLE,
+-- preemptions unchanged even with preemption_retries 0, outcome REQUEUED.
+-- A terminate of one ends the job as a Stopped answer would; a stale name
+-- or an attempt that has an ARN is not "unsent".
+SELECT pg_temp.submit('unsent', 1, NULL, 0) AS un \gset
+SELECT pg_temp.place(:un) AS first_name \gset
+UPDATE fairshare.jobs SET stop_kind = 'PREEMPT', stop_requested_at = now(), preempted_for = 97,
+		stop_reason = 'Preempted for job 97 of ProdExp2, which reclaims its guarantee' WHERE job_id = :un;
+SELECT fairshare._cancel_unsent(:un, :'first_name');
+SELECT * FROM pg_temp.show(:un);
+SELECT pg_temp.place(:un);
+SELECT fairshare._cancel_unsent(:un, :'first_name') AS stale_name;
+SELECT pg_temp.answer(:un, 'InProgress', 'Training');
+UPDATE fairshare.jobs SET stop_kind = 'PREEMPT', stop_requested_at = now(), preempted_for = 97,
+		stop_reason = 'Preempted for job 97 of ProdExp2, which reclaims its guarantee' WHERE job_id = :un;
+SELECT fairshare._cancel_unsent(j.job_id, j.training_job_name) AS sent_one FROM fairshare.jobs j WHERE job_id = :un;
+SELECT * FROM pg_temp.show(:un);
+SELECT attempt, outcome FROM fairshare.job_attempts WHERE job_id = :un ORDER BY attempt;
+SELECT pg_temp.submit('unsent-terminated') AS ut \gset
+SELECT pg_temp.place(:ut) AS ut_name \gset
+SELECT fairshare.terminate_job(:ut, 'not needed after all');
+SELECT fairshare._cancel_unsent(:ut, :'ut_name');
+SELECT * FROM pg_temp.show(:ut);
+SELECT public.regress_try_hint('SELECT fairshare._cancel_unsent(424242, ''x'')');
+
 -- Bad input.
 SELECT public.regress_try_hint('SELECT fairshare.apply_status(1, ''[]'')');
 SELECT public.regress_try_hint('SELECT fairshare.apply_status(1, ''{"TrainingJobStatus": "Exploded"}'')');
