@@ -32,11 +32,11 @@ PG_FUNCTION_INFO_V1(fairshare_update_job_priority);
  * Find the job as the caller sees it (row-level security applies), then lock
  * it as the catalog owner and return its status (the locked row, with
  * stop_kind and scheduling_priority, stays in SPI_tuptable).  Leaves the user switched
- * to the owner; the caller restores it with *saved_user / *saved_context.
+ * to the owner; the caller restores it with fairshare_restore_user(*saved).
  * Errors if the caller cannot see the job.
  */
 static char *
-lock_visible_job(int64 job_id, Oid *saved_user, int *saved_context)
+lock_visible_job(int64 job_id, FairshareSavedUser *saved)
 {
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(job_id)};
@@ -53,9 +53,7 @@ lock_visible_job(int64 job_id, Oid *saved_user, int *saved_context)
 				 errmsg("job " INT64_FORMAT " does not exist", job_id),
 				 errhint("A submitter sees only the jobs it submitted.")));
 
-	GetUserIdAndSecContext(saved_user, saved_context);
-	SetUserIdAndSecContext(fairshare_catalog_owner(),
-						   *saved_context | SECURITY_LOCAL_USERID_CHANGE);
+	*saved = fairshare_become_catalog_owner();
 
 	ret = SPI_execute_with_args("SELECT status::text, stop_kind, scheduling_priority FROM fairshare.jobs "
 								"WHERE job_id = $1 FOR UPDATE",
@@ -88,8 +86,7 @@ fairshare_terminate_job(PG_FUNCTION_ARGS)
 	char	   *full_reason;
 	char	   *status;
 	char	   *stop_kind;
-	Oid			saved_user;
-	int			saved_context;
+	FairshareSavedUser saved;
 	bool		changed = false;
 	Oid			argtypes[2] = {INT8OID, TEXTOID};
 	Datum		values[2];
@@ -113,7 +110,7 @@ fairshare_terminate_job(PG_FUNCTION_ARGS)
 	full_reason = psprintf("Terminated by %s: %s", caller, reason);
 
 	SPI_connect();
-	status = lock_visible_job(job_id, &saved_user, &saved_context);
+	status = lock_visible_job(job_id, &saved);
 	stop_kind = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
 
 	values[0] = Int64GetDatum(job_id);
@@ -144,7 +141,7 @@ fairshare_terminate_job(PG_FUNCTION_ARGS)
 		changed = true;
 	}
 
-	SetUserIdAndSecContext(saved_user, saved_context);
+	fairshare_restore_user(saved);
 	SPI_finish();
 	PG_RETURN_BOOL(changed);
 }
@@ -155,8 +152,7 @@ fairshare_update_job_priority(PG_FUNCTION_ARGS)
 	int64		job_id;
 	int32		priority;
 	char	   *status;
-	Oid			saved_user;
-	int			saved_context;
+	FairshareSavedUser saved;
 	Oid			argtypes[2] = {INT8OID, INT4OID};
 	Datum		values[2];
 	int			ret;
@@ -174,7 +170,7 @@ fairshare_update_job_priority(PG_FUNCTION_ARGS)
 				 errhint("scheduling_priority is from 0 to 9999; higher runs first.")));
 
 	SPI_connect();
-	status = lock_visible_job(job_id, &saved_user, &saved_context);
+	status = lock_visible_job(job_id, &saved);
 	if (status_is_final(status))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -190,7 +186,7 @@ fairshare_update_job_priority(PG_FUNCTION_ARGS)
 	if (ret != SPI_OK_UPDATE)
 		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
 
-	SetUserIdAndSecContext(saved_user, saved_context);
+	fairshare_restore_user(saved);
 	SPI_finish();
 	PG_RETURN_INT32(old_priority);
 }

@@ -69,14 +69,12 @@ require_visible_job(int64 job_id)
 static PassWorld *
 dry_pass(const char *focus_queue, const char *focus_share, int focus_prefix, FsResult **result)
 {
-	Oid			saved_user;
-	int			saved_context;
+	FairshareSavedUser saved;
 	PassWorld  *world;
 
-	GetUserIdAndSecContext(&saved_user, &saved_context);
-	SetUserIdAndSecContext(fairshare_catalog_owner(), saved_context | SECURITY_LOCAL_USERID_CHANGE);
+	saved = fairshare_become_catalog_owner();
 	world = fairshare_load_world(PASS_PREFIX, focus_queue, focus_share, focus_prefix, true);
-	SetUserIdAndSecContext(saved_user, saved_context);
+	fairshare_restore_user(saved);
 	*result = fairshare_run_core(world);
 	return world;
 }
@@ -129,8 +127,7 @@ fairshare_queue_snapshot(PG_FUNCTION_ARGS)
 	FsOrderEntry *order;
 	int			n;
 	int			q;
-	Oid			saved_user;
-	int			saved_context;
+	FairshareSavedUser saved;
 
 	fairshare_require_arg(fcinfo, 0, "queue_snapshot", "job_queue");
 	queue_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
@@ -144,8 +141,7 @@ fairshare_queue_snapshot(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	/* as the owner: a viewer may not read the configuration tables */
-	GetUserIdAndSecContext(&saved_user, &saved_context);
-	SetUserIdAndSecContext(fairshare_catalog_owner(), saved_context | SECURITY_LOCAL_USERID_CHANGE);
+	saved = fairshare_become_catalog_owner();
 	{
 		Oid			t[1] = {TEXTOID};
 		Datum		v[1] = {CStringGetTextDatum(queue_name)};
@@ -159,7 +155,7 @@ fairshare_queue_snapshot(PG_FUNCTION_ARGS)
 					 errmsg("job queue \"%s\" does not exist", queue_name),
 					 errhint("SELECT * FROM fairshare.queue_status lists the queues.")));
 	}
-	SetUserIdAndSecContext(saved_user, saved_context);
+	fairshare_restore_user(saved);
 
 	world = dry_pass(queue_name, NULL, max_jobs, &result);
 	q = fairshare_world_queue(world, queue_name);
@@ -242,8 +238,7 @@ fairshare_explain(PG_FUNCTION_ARGS)
 	int64		job_id;
 	Oid			t[1] = {INT8OID};
 	Datum		v[1];
-	Oid			saved_user;
-	int			saved_context;
+	FairshareSavedUser saved;
 	bool		isnull;
 	Datum		answer;
 
@@ -254,15 +249,14 @@ fairshare_explain(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	if (!sees_all_jobs(GetUserId()))
 		require_visible_job(job_id);
-	GetUserIdAndSecContext(&saved_user, &saved_context);
-	SetUserIdAndSecContext(fairshare_catalog_owner(), saved_context | SECURITY_LOCAL_USERID_CHANGE);
+	saved = fairshare_become_catalog_owner();
 	if (SPI_execute_with_args("SELECT fairshare._explain($1)", 1, t, v, NULL, false, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "fairshare._explain failed");
 	answer = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (!isnull)
 		answer = SPI_datumTransfer(answer, false, -1);
-	SetUserIdAndSecContext(saved_user, saved_context);
+	fairshare_restore_user(saved);
 	SPI_finish();
 	if (isnull)
 		PG_RETURN_NULL();

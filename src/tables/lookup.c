@@ -10,6 +10,7 @@
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "utils/syscache.h"
 
@@ -34,4 +35,20 @@ fairshare_catalog_owner(void)
 	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
 	ReleaseSysCache(tuple);
 	return owner;
+}
+
+FairshareSavedUser
+fairshare_become_catalog_owner(void)
+{
+	FairshareSavedUser saved;
+
+	GetUserIdAndSecContext(&saved.user, &saved.sec_context);
+	SetUserIdAndSecContext(fairshare_catalog_owner(), saved.sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	return saved;
+}
+
+void
+fairshare_restore_user(FairshareSavedUser saved)
+{
+	SetUserIdAndSecContext(saved.user, saved.sec_context);
 }

@@ -14,4 +14,19 @@ extern Oid	fairshare_catalog_relid(const char *relname);
 /* The role that owns the fairshare catalog (fairshare.jobs). */
 extern Oid	fairshare_catalog_owner(void);
 
+/*
+ * Acting as the catalog owner for a block, the way a SECURITY DEFINER
+ * function would: after the caller's own permission checks, reads (or
+ * writes) of tables the caller may not touch.  An ERROR in the block needs
+ * no restore: transaction abort resets the user.
+ */
+typedef struct FairshareSavedUser
+{
+	Oid			user;
+	int			sec_context;
+} FairshareSavedUser;
+
+extern FairshareSavedUser fairshare_become_catalog_owner(void);
+extern void fairshare_restore_user(FairshareSavedUser saved);
+
 #endif							/* FAIRSHARE_TABLES_LOOKUP_H */
