@@ -127,8 +127,12 @@ LANGUAGE C;
 -- new_jobs x old_jobs turn a pass that places 5,000 jobs quadratic (seconds
 -- of CPU instead of milliseconds).  Planning costs a fraction of a
 -- millisecond per statement, once per UPDATE statement, not per row.
+--
+-- SECURITY DEFINER, so that the history is written only here: an admin
+-- who may update jobs needs no INSERT on job_events or job_attempts, and
+-- so cannot write events or attempts that never happened.
 CREATE FUNCTION fairshare._record_transitions()
-RETURNS trigger LANGUAGE plpgsql AS $$
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
 	changed boolean;
 BEGIN

@@ -24,9 +24,13 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON
 	fairshare.scheduling_policies, fairshare.share_distribution,
 	fairshare.job_queues, fairshare.queue_environments,
 	fairshare.quota_shares, fairshare.quota_share_limits,
-	fairshare.jobs, fairshare.job_attempts
+	fairshare.jobs
 	TO fairshare_admin;
-GRANT SELECT, INSERT, DELETE ON fairshare.job_events TO fairshare_admin;
+-- History is written by the lifecycle trigger (as the owner), not by hand:
+-- admins may read and delete it, and set an attempt's outcome (what
+-- apply_status does as the dispatcher), but not insert rows.
+GRANT SELECT, UPDATE, DELETE ON fairshare.job_attempts TO fairshare_admin;
+GRANT SELECT, DELETE ON fairshare.job_events TO fairshare_admin;
 
 -- Submitters read the configuration (to know where to submit) and their own
 -- jobs, and insert jobs naming only the columns a submission may set.

@@ -112,6 +112,21 @@ SELECT fairshare.update_job_priority(job_id, 7) FROM fairshare.jobs WHERE job_na
 SELECT fairshare.terminate_job(job_id, 'maintenance') FROM fairshare.jobs WHERE job_name = 'alice-1';
 SELECT job_name, status, status_reason FROM fairshare.jobs ORDER BY job_id;
 SELECT public.regress_try($$DELETE FROM fairshare.job_queues WHERE name = 'q'$$);
+-- History is the lifecycle trigger's alone: an admin's own UPDATE of a job
+-- is recorded, but the admin cannot write events or attempts by hand.
+INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'admin-1', 'q', request FROM public.fs_req;
+UPDATE fairshare.jobs SET status = 'RUNNABLE', status_reason = 'queued by hand' WHERE job_name = 'admin-1';
+UPDATE fairshare.jobs SET status = 'SCHEDULED', service_environment = 'p4', instance_type = 'ml.p4d.24xlarge'
+ WHERE job_name = 'admin-1';
+UPDATE fairshare.jobs SET status = 'FAILED', status_reason = 'failed by hand' WHERE job_name = 'admin-1';
+SELECT old_status, new_status, reason FROM fairshare.job_events e JOIN fairshare.jobs j USING (job_id)
+ WHERE j.job_name = 'admin-1' ORDER BY event_id;
+SELECT a.attempt, a.outcome, a.status_reason FROM fairshare.job_attempts a JOIN fairshare.jobs j USING (job_id)
+ WHERE j.job_name = 'admin-1';
+DELETE FROM fairshare.jobs WHERE job_name = 'admin-1';
+SELECT public.regress_try($$INSERT INTO fairshare.job_events (job_id, new_status) VALUES (3, 'SUCCEEDED')$$);
+SELECT public.regress_try($$INSERT INTO fairshare.job_attempts (job_id, attempt, training_job_name, service_environment,
+						   instance_type, instance_count) VALUES (3, 9, 'x', 'p4', 'ml.p4d.24xlarge', 1)$$);
 -- ... but not delete a placed job: its training job would run on unwatched.
 \c - postgres
 UPDATE fairshare.jobs SET status = 'SCHEDULED', service_environment = 'p4', instance_type = 'ml.p4d.24xlarge'
