@@ -262,10 +262,20 @@ BEGIN
 		RAISE EXCEPTION 'max_new must be at least 1, not %', max_new
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
+	-- Rows another transaction holds locked (a user's open terminate_job or
+	-- update_job_priority) are skipped, never waited for: the next pass
+	-- takes them.  A pass must not stall on a session left idle in its
+	-- transaction.  Each statement locks its rows in a MATERIALIZED CTE,
+	-- read once: a locking subquery that the plan rescans would skip the
+	-- rows the statement has already updated and take others.
+	--
 	-- New jobs: RUNNABLE, or PENDING while their queue or quota share is
 	-- disabled.  (jobs_new_idx: only SUBMITTED and PENDING rows, by job_id.)
 	-- EXECUTE: a plan for the LIMIT it gets, not a generic one.
 	EXECUTE $q$
+	WITH w AS MATERIALIZED (
+		SELECT job_id, job_queue, quota_share FROM fairshare.jobs
+		 WHERE status = 'SUBMITTED' ORDER BY job_id LIMIT $1 FOR NO KEY UPDATE SKIP LOCKED)
 	UPDATE fairshare.jobs j
 	   SET status = CASE WHEN b.blocked IS NULL THEN 'RUNNABLE' ELSE 'PENDING' END::fairshare.job_status,
 		   status_reason = b.blocked
@@ -273,7 +283,7 @@ BEGIN
 				   CASE WHEN q.state <> 'ENABLED' THEN format('job queue "%s" is DISABLED', q.name)
 						WHEN qs.state <> 'ENABLED' THEN format('quota share "%s" is DISABLED', qs.name)
 				   END AS blocked
-			  FROM (SELECT * FROM fairshare.jobs WHERE status = 'SUBMITTED' ORDER BY job_id LIMIT $1) w
+			  FROM w
 			  JOIN fairshare.job_queues q ON q.name = w.job_queue
 			  LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = w.job_queue AND qs.name = w.quota_share) b
 	 WHERE j.job_id = b.job_id AND j.status = 'SUBMITTED'
@@ -281,32 +291,51 @@ BEGIN
 	GET DIAGNOSTICS moved = ROW_COUNT;
 
 	-- Pending jobs whose queue and quota share are enabled again.
+	WITH w AS MATERIALIZED (
+		SELECT p.job_id FROM fairshare.jobs p
+		  JOIN fairshare.job_queues q ON q.name = p.job_queue
+		  LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = p.job_queue AND qs.name = p.quota_share
+		 WHERE p.status = 'PENDING' AND q.state = 'ENABLED' AND coalesce(qs.state, 'ENABLED') = 'ENABLED'
+		   FOR NO KEY UPDATE OF p SKIP LOCKED)
 	UPDATE fairshare.jobs j
 	   SET status = 'RUNNABLE', status_reason = NULL
-	  FROM fairshare.jobs w
-	  JOIN fairshare.job_queues q ON q.name = w.job_queue
-	  LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = w.job_queue AND qs.name = w.quota_share
-	 WHERE w.status = 'PENDING' AND q.state = 'ENABLED' AND coalesce(qs.state, 'ENABLED') = 'ENABLED'
-	   AND j.job_id = w.job_id AND j.status = 'PENDING';
+	  FROM w
+	 WHERE j.job_id = w.job_id AND j.status = 'PENDING';
 
 	-- Waiting jobs of a queue or quota share that was disabled since.
-	UPDATE fairshare.jobs
-	   SET status = 'PENDING', status_reason = format('job queue "%s" is DISABLED', job_queue)
-	 WHERE status = 'RUNNABLE'
-	   AND job_queue IN (SELECT name FROM fairshare.job_queues WHERE state <> 'ENABLED');
-	UPDATE fairshare.jobs
-	   SET status = 'PENDING', status_reason = format('quota share "%s" is DISABLED', quota_share)
-	 WHERE status = 'RUNNABLE'
-	   AND (job_queue, quota_share) IN (SELECT job_queue, name FROM fairshare.quota_shares WHERE state <> 'ENABLED');
+	WITH w AS MATERIALIZED (
+		SELECT r.job_id, format('job queue "%s" is DISABLED', r.job_queue) AS reason
+		  FROM fairshare.jobs r JOIN fairshare.job_queues q ON q.name = r.job_queue
+		 WHERE r.status = 'RUNNABLE' AND q.state <> 'ENABLED'
+		   FOR NO KEY UPDATE OF r SKIP LOCKED)
+	UPDATE fairshare.jobs j
+	   SET status = 'PENDING', status_reason = w.reason
+	  FROM w
+	 WHERE j.job_id = w.job_id AND j.status = 'RUNNABLE';
+	WITH w AS MATERIALIZED (
+		SELECT r.job_id, format('quota share "%s" is DISABLED', r.quota_share) AS reason
+		  FROM fairshare.jobs r
+		  JOIN fairshare.quota_shares qs ON qs.job_queue = r.job_queue AND qs.name = r.quota_share
+		 WHERE r.status = 'RUNNABLE' AND qs.state <> 'ENABLED'
+		   FOR NO KEY UPDATE OF r SKIP LOCKED)
+	UPDATE fairshare.jobs j
+	   SET status = 'PENDING', status_reason = w.reason
+	  FROM w
+	 WHERE j.job_id = w.job_id AND j.status = 'RUNNABLE';
 
 	-- Attempts past their attempt_duration_seconds: ask for the stop.
-	UPDATE fairshare.jobs
+	WITH w AS MATERIALIZED (
+		SELECT job_id FROM fairshare.jobs
+		 WHERE status IN ('STARTING', 'RUNNING') AND attempt_duration_seconds IS NOT NULL
+		   AND started_at + make_interval(secs => attempt_duration_seconds) <= now()
+		   AND stop_kind IS DISTINCT FROM 'TERMINATE' AND stop_kind IS DISTINCT FROM 'TIMEOUT'
+		   FOR NO KEY UPDATE SKIP LOCKED)
+	UPDATE fairshare.jobs j
 	   SET stop_kind = 'TIMEOUT', stop_requested_at = now(), preempted_for = NULL,
 		   stop_reason = format('Attempt %s timed out after %s seconds (attempt_duration_seconds)',
-								attempts, attempt_duration_seconds)
-	 WHERE status IN ('STARTING', 'RUNNING') AND attempt_duration_seconds IS NOT NULL
-	   AND started_at + make_interval(secs => attempt_duration_seconds) <= now()
-	   AND stop_kind IS DISTINCT FROM 'TERMINATE' AND stop_kind IS DISTINCT FROM 'TIMEOUT';
+								j.attempts, j.attempt_duration_seconds)
+	  FROM w
+	 WHERE j.job_id = w.job_id;
 
 	RETURN max_new IS NOT NULL AND moved >= max_new
 		AND EXISTS (SELECT 1 FROM fairshare.jobs WHERE status = 'SUBMITTED');

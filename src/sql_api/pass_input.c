@@ -976,6 +976,51 @@ fairshare_load_world(int prefix, const char *focus_queue, const char *focus_shar
 }
 
 /*
+ * Jobs whose rows another transaction has locked (a user's open
+ * update_job_priority or terminate_job, say): the pass must not wait for
+ * that commit, and cannot write to them, so it decides around them.  A
+ * waiting one keeps its place in line but is backed off every pair, as a
+ * capacity back-off would -- a strict FIFO queue still waits behind it, a
+ * back-filling one goes past it -- and a placed one is never a victim
+ * (started_at of now, like a job placed at this moment).
+ */
+void
+fairshare_world_treat_as_busy(PassWorld *w, const int64 *ids, int n_ids)
+{
+	for (int i = 0; i < n_ids; i++)
+	{
+		const PassJobInfo *info = fairshare_world_job(w, ids[i]);
+
+		if (info == NULL)
+			continue;
+		if (info->index >= 0)
+		{
+			FsRunnableJob *j = (FsRunnableJob *) &w->input.shares[info->share].runnable[info->index];
+			FsBackoff  *all = alloc_array(w, Max(w->input.n_environments * j->n_instance_types, 1),
+										  sizeof(FsBackoff));
+			int			n = 0;
+
+			for (int e = 0; e < w->input.n_environments; e++)
+				for (int t = 0; t < j->n_instance_types; t++)
+				{
+					all[n].environment = e;
+					all[n].instance_type = j->instance_types[t];
+					all[n].until = w->input.now + 1;
+					n++;
+				}
+			j->backoffs = all;
+			j->n_backoffs = n;
+		}
+		else
+		{
+			for (int k = 0; k < w->input.n_running; k++)
+				if (w->input.running[k].job_id == ids[i])
+					((FsRunningJob *) &w->input.running[k])->started_at = w->input.now;
+		}
+	}
+}
+
+/*
  * Run the pure core on the world.  The input is checked first: a wrong
  * index there is a bug in this file, and the core's answer would be
  * meaningless, so it is an internal error rather than a bad pass.

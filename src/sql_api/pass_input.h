@@ -52,6 +52,9 @@ typedef struct PassWorld
 extern PassWorld *fairshare_load_world(int prefix, const char *focus_queue, const char *focus_share,
 								int focus_prefix, bool collect_wait_reasons);
 
+/* Decide around jobs other transactions have locked (ids sorted); see the .c. */
+extern void fairshare_world_treat_as_busy(PassWorld *world, const int64 *ids, int n_ids);
+
 /* Check the world's input and run one pass of the core over it. */
 extern FsResult *fairshare_run_core(PassWorld *world);
 

@@ -290,6 +290,71 @@ has_preemption(const FsResult *r)
 }
 
 /*
+ * Jobs of this call that another transaction holds locked, sorted: the
+ * pass decides around them (fairshare_world_treat_as_busy) and writes
+ * nothing about them.
+ */
+typedef struct BusyJobs
+{
+	int64	   *ids;
+	int			n;
+	int			cap;
+} BusyJobs;
+
+static bool
+is_busy(const BusyJobs *busy, int64 job_id)
+{
+	int			lo = 0,
+				hi = busy->n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (busy->ids[mid] == job_id)
+			return true;
+		if (busy->ids[mid] < job_id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return false;
+}
+
+static int
+int64_value_cmp(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+static void
+add_busy(BusyJobs *busy, int64 job_id)
+{
+	if (is_busy(busy, job_id))
+		return;
+	if (busy->n == busy->cap)
+	{
+		busy->cap = Max(16, busy->cap * 2);
+		busy->ids = busy->ids ? repalloc(busy->ids, sizeof(int64) * busy->cap)
+			: palloc(sizeof(int64) * busy->cap);
+	}
+	busy->ids[busy->n++] = job_id;
+	qsort(busy->ids, busy->n, sizeof(int64), int64_value_cmp);
+}
+
+/* Does writing this decision need a row the pass could not lock? */
+static bool
+decision_touches_busy(const BusyJobs *busy, const FsDecision *d)
+{
+	return busy != NULL &&
+		(is_busy(busy, d->job_id) ||
+		 (d->kind == FS_DECISION_PREEMPT && d->for_job_id > 0 && is_busy(busy, d->for_job_id)));
+}
+
+/*
  * Emit schedule()'s row for every PLACE and PREEMPT decision and, unless
  * this is a dry run, write every decision back.
  *
@@ -300,7 +365,7 @@ has_preemption(const FsResult *r)
  * is written whole.  Returns whether any placement was left out.
  */
 static bool
-handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run,
+handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const BusyJobs *busy,
 				 Tuplestorestate *out, TupleDesc desc, int *place_budget)
 {
 	bool		left_out = false;
@@ -324,6 +389,13 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run,
 		char	   *reason;
 
 		fairshare_pass_progress();
+		if (decision_touches_busy(busy, d))
+		{
+			/* its row is another transaction's until that commits: next pass */
+			if (d->kind == FS_DECISION_PLACE)
+				left_out = true;
+			continue;
+		}
 		if (d->kind == FS_DECISION_PLACE && *place_budget >= 0)
 		{
 			if (*place_budget == 0)
@@ -443,10 +515,12 @@ int64_cmp(const void *a, const void *b)
  * one.  The order matters too: rows locked one decision after another
  * deadlock with a user's transaction that locks the same jobs in job_id
  * order, or with the dispatcher's batch of outcomes (also job_id order).
+ * Rows another transaction holds are skipped, not waited for: they are
+ * added to *busy, and the caller decides again around them.
  * Returns false when something changed: the caller reads the world again.
  */
 static bool
-decisions_still_hold(const PassWorld *w, const FsResult *r)
+decisions_still_hold(const PassWorld *w, const FsResult *r, BusyJobs *busy)
 {
 	static SPIPlanPtr lock_plan = NULL;
 	Datum	   *ids = palloc(sizeof(Datum) * (2 * r->n_decisions + 1));
@@ -471,10 +545,30 @@ decisions_still_hold(const PassWorld *w, const FsResult *r)
 	v[0] = int8_array(ids, distinct);
 	exec_kept(&lock_plan,
 			  "SELECT job_id, status::text, scheduling_priority, stop_kind IS NOT NULL "
-			  "FROM fairshare.jobs WHERE job_id = ANY($1) ORDER BY job_id FOR NO KEY UPDATE",
+			  "FROM fairshare.jobs WHERE job_id = ANY($1) ORDER BY job_id FOR NO KEY UPDATE SKIP LOCKED",
 			  1, t, v, NULL);
 	if (SPI_processed != (uint64) distinct)
-		hold = false;			/* deleted meanwhile */
+	{
+		/*
+		 * Locked by another transaction (or deleted meanwhile): decide again
+		 * around it rather than wait for that commit.  Both lists are in
+		 * job_id order.
+		 */
+		uint64		row = 0;
+
+		for (int i = 0; i < distinct; i++)
+		{
+			bool		isnull;
+			int64		id = DatumGetInt64(ids[i]);
+
+			if (row < SPI_processed &&
+				DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, 1, &isnull)) == id)
+				row++;
+			else
+				add_busy(busy, id);
+		}
+		hold = false;
+	}
 	for (uint64 row = 0; hold && row < SPI_processed; row++)
 	{
 		HeapTuple	tuple = SPI_tuptable->vals[row];
@@ -580,6 +674,7 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 	int			place_budget = limited ? fairshare_pass_placement_target : -1;
 	bool		left_work = false;
 	int			prefix = PASS_PREFIX;
+	BusyJobs	busy = {NULL, 0, 0};
 
 	/*
 	 * Passes are serialised by a lock, which only works if each reads what
@@ -610,18 +705,26 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 
 		fairshare_pass_progress();
 		world = fairshare_load_world(prefix, NULL, NULL, 0, false);
+		fairshare_world_treat_as_busy(world, busy.ids, busy.n);
 		fairshare_pass_progress();
 		result = fairshare_run_core(world);
 		fairshare_pass_progress();
-		/* A job changed under the pass: decide again on what is there now. */
-		for (int retry = 0; !dry_run && retry < MAX_STALE_RETRIES && !decisions_still_hold(world, result); retry++)
+
+		/*
+		 * A job changed under the pass, or another transaction holds one:
+		 * decide again on what is there now, around the held ones.  The last
+		 * try is locked too, so that what is written never waits.
+		 */
+		for (int retry = 0; !dry_run && !decisions_still_hold(world, result, &busy) &&
+			 retry < MAX_STALE_RETRIES; retry++)
 		{
 			fairshare_world_free(world);
 			world = fairshare_load_world(prefix, NULL, NULL, 0, false);
+			fairshare_world_treat_as_busy(world, busy.ids, busy.n);
 			result = fairshare_run_core(world);
 			fairshare_pass_progress();
 		}
-		if (handle_decisions(world, result, dry_run, rsinfo->setResult, rsinfo->setDesc, &place_budget))
+		if (handle_decisions(world, result, dry_run, &busy, rsinfo->setResult, rsinfo->setDesc, &place_budget))
 			left_work = true;
 		if (!dry_run)
 			store_usage(world, result);
