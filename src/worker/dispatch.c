@@ -223,38 +223,56 @@ exec_params(const char *sql, int nargs, Oid *types, Datum *values)
 		elog(ERROR, "fairshare dispatcher: \"%s\" failed: %s", sql, SPI_result_code_string(ret));
 }
 
+/* What writing one job's outcome came to. */
+typedef enum OutcomeWrite
+{
+	OUTCOME_STAYS_PLACED,		/* written; the job is still placed */
+	OUTCOME_LEFT_PLACED,		/* written; capacity freed or the job waits again */
+	OUTCOME_JOB_BUSY			/* not written: another transaction holds the row */
+} OutcomeWrite;
+
 /*
  * One of fairshare's outcome functions, function_call(job_id, arg), in its
- * own transaction.  Returns true when the job left the placed states, i.e.
- * capacity was freed or the job is waiting again, and a pass may decide
- * something new.
+ * own transaction.  The job's row is locked first without waiting: a
+ * user's transaction left open on that job must not stall the dispatcher,
+ * so then nothing is written and the caller tries again later.  Left
+ * placed means capacity was freed or the job is waiting again, and a pass
+ * may decide something new.
  */
-static bool
-left_placed_after(const char *function_call, int64 job_id, Oid arg_type, Datum arg)
+static OutcomeWrite
+write_outcome(const char *function_call, int64 job_id, Oid arg_type, Datum arg)
 {
 	Oid			types[2] = {INT8OID, arg_type};
 	Datum		values[2] = {Int64GetDatum(job_id), arg};
-	bool		left_placed = false;
+	OutcomeWrite outcome = OUTCOME_JOB_BUSY;
 	char	   *query = psprintf("SELECT %s NOT IN ('SCHEDULED', 'STARTING', 'RUNNING')", function_call);
 
 	begin_short_xact("fairshare dispatcher: outcome");
-	if (SPI_execute_with_args(query, 2, types, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "%s failed", function_call);
+	if (SPI_execute_with_args("SELECT 1 FROM fairshare.jobs WHERE job_id = $1 FOR UPDATE SKIP LOCKED",
+							  1, types, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock job " INT64_FORMAT, job_id);
 	if (SPI_processed == 1)
 	{
-		bool		isnull;
+		if (SPI_execute_with_args(query, 2, types, values, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "%s failed", function_call);
+		outcome = OUTCOME_STAYS_PLACED;
+		if (SPI_processed == 1)
+		{
+			bool		isnull;
 
-		left_placed = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+			if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+				outcome = OUTCOME_LEFT_PLACED;
+		}
 	}
 	end_short_xact();
 	pfree(query);
-	return left_placed;
+	return outcome;
 }
 
-static bool
+static OutcomeWrite
 apply_status(int64 job_id, Jsonb *response)
 {
-	return left_placed_after("fairshare.apply_status($1, $2)", job_id, JSONBOID, JsonbPGetDatum(response));
+	return write_outcome("fairshare.apply_status($1, $2)", job_id, JSONBOID, JsonbPGetDatum(response));
 }
 
 /*
@@ -270,9 +288,11 @@ note_call_trouble(const AttemptTrack *t, const char *reason)
 	CStringGetTextDatum(reason)};
 
 	begin_short_xact("fairshare dispatcher: status_reason");
+	/* a note, not an outcome: skipped while another transaction holds the row */
 	if (SPI_execute_with_args("UPDATE fairshare.jobs SET status_reason = $3 "
-							  "WHERE job_id = $1 AND training_job_name = $2 AND status = 'SCHEDULED' "
-							  "AND status_reason IS DISTINCT FROM $3",
+							  "WHERE job_id IN (SELECT job_id FROM fairshare.jobs WHERE job_id = $1 "
+							  "AND training_job_name = $2 AND status = 'SCHEDULED' "
+							  "AND status_reason IS DISTINCT FROM $3 FOR NO KEY UPDATE SKIP LOCKED)",
 							  3, types, values, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record why job " INT64_FORMAT " waits", t->job_id);
 	end_short_xact();
@@ -411,7 +431,9 @@ send_creates(FairshareDispatch *d, AttemptTrack **want, int n)
 static void
 cancel_unsent(FairshareDispatch *d, AttemptTrack *t)
 {
-	if (left_placed_after("fairshare._cancel_unsent($1, $2)", t->job_id, TEXTOID, CStringGetTextDatum(t->name)))
+	/* held by another transaction: the next turn asks again */
+	if (write_outcome("fairshare._cancel_unsent($1, $2)", t->job_id, TEXTOID,
+					  CStringGetTextDatum(t->name)) == OUTCOME_LEFT_PLACED)
 		d->turn_needed = true;
 }
 
@@ -768,8 +790,10 @@ record_stop_sent(AttemptTrack *t)
 	Datum		values[2] = {Int64GetDatum(t->job_id), CStringGetTextDatum(t->name)};
 
 	begin_short_xact("fairshare dispatcher: stop sent");
-	exec_params("UPDATE fairshare.jobs SET stop_sent_at = now() WHERE job_id = $1 "
-				"AND training_job_name = $2 AND stop_sent_at IS NULL",
+	/* skipped while another transaction holds the row: a resent stop is harmless */
+	exec_params("UPDATE fairshare.jobs SET stop_sent_at = now() "
+				"WHERE job_id IN (SELECT job_id FROM fairshare.jobs WHERE job_id = $1 "
+				"AND training_job_name = $2 AND stop_sent_at IS NULL FOR NO KEY UPDATE SKIP LOCKED)",
 				2, types, values);
 	end_short_xact();
 }
@@ -844,8 +868,22 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 					 * rules decide.  AccessDenied belongs here, typically a
 					 * RoleArn the server may not pass.
 					 */
-					if (apply_status(t->job_id, made_up_response(t->name, "Failed", failure_reason(r))))
-						d->turn_needed = true;
+					switch (apply_status(t->job_id, made_up_response(t->name, "Failed", failure_reason(r))))
+					{
+						case OUTCOME_LEFT_PLACED:
+							d->turn_needed = true;
+							break;
+						case OUTCOME_STAYS_PLACED:
+							break;
+						case OUTCOME_JOB_BUSY:
+							/*
+							 * Not written: looked up a poll interval from now,
+							 * and, not being known to SageMaker, sent again.
+							 */
+							t->suspect = true;
+							t->next_describe = next_poll;
+							break;
+					}
 					break;
 				default:
 
@@ -880,10 +918,14 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 				case FS_SM_RESOURCE_NOT_FOUND:
 					if (t->exists)
 					{
-						if (apply_status(t->job_id,
-										 made_up_response(t->name, "Failed",
-														  "ResourceNotFound: the training job is no longer known to SageMaker")))
+						OutcomeWrite w = apply_status(t->job_id,
+													  made_up_response(t->name, "Failed",
+																	   "ResourceNotFound: the training job is no longer known to SageMaker"));
+
+						if (w == OUTCOME_LEFT_PLACED)
 							d->turn_needed = true;
+						else if (w == OUTCOME_JOB_BUSY)
+							t->next_describe = next_poll;	/* the next lookup says it again */
 					}
 					else
 					{
@@ -1031,7 +1073,8 @@ apply_status_guarded(FairshareDispatch *d, int64 job_id, Jsonb *response)
 	error_context_stack = &errcallback;
 	PG_TRY();
 	{
-		if (apply_status(job_id, response))
+		/* held by another transaction: the answer comes again with the next describe */
+		if (apply_status(job_id, response) == OUTCOME_LEFT_PLACED)
 			d->turn_needed = true;
 	}
 	PG_CATCH();
