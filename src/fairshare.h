@@ -63,4 +63,14 @@ fairshare_pass_progress(void)
 extern int	fairshare_pass_placement_target;
 extern bool fairshare_pass_left_work;
 
+/*
+ * Set by the dispatcher: schedule() does not wait for the pass lock.  When
+ * another session holds it (a person's schedule() in a transaction left
+ * open), the call does nothing and sets fairshare_pass_lock_missed; the
+ * dispatcher goes on with its calls, and that session's commit wakes it
+ * for the next pass.
+ */
+extern bool fairshare_pass_lock_nowait;
+extern bool fairshare_pass_lock_missed;
+
 #endif							/* FAIRSHARE_H */

@@ -75,6 +75,8 @@ exec_kept(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes,
 fairshare_pass_progress_hook_type fairshare_pass_progress_hook = NULL;
 int			fairshare_pass_placement_target = 0;
 bool		fairshare_pass_left_work = false;
+bool		fairshare_pass_lock_nowait = false;
+bool		fairshare_pass_lock_missed = false;
 
 void
 fairshare_pass_progress_call_hook(void)
@@ -93,13 +95,27 @@ bool
 fairshare_pass_begin(void)
 {
 	static SPIPlanPtr lock_plan = NULL;
+	static SPIPlanPtr try_lock_plan = NULL;
 	static SPIPlanPtr prepare_plan = NULL;
 	Oid			types[1] = {INT4OID};
 	Datum		values[1] = {Int32GetDatum(fairshare_pass_placement_target)};
 	bool		isnull;
 
-	exec_kept(&lock_plan, "SELECT pg_advisory_xact_lock(" CppAsString2(PASS_LOCK_KEY1) ", "
-			  CppAsString2(PASS_LOCK_KEY2) ")", 0, NULL, NULL, NULL);
+	fairshare_pass_lock_missed = false;
+	if (fairshare_pass_lock_nowait)
+	{
+		exec_kept(&try_lock_plan, "SELECT pg_try_advisory_xact_lock(" CppAsString2(PASS_LOCK_KEY1) ", "
+				  CppAsString2(PASS_LOCK_KEY2) ")", 0, NULL, NULL, NULL);
+		if (SPI_processed != 1 ||
+			!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+		{
+			fairshare_pass_lock_missed = true;
+			return false;
+		}
+	}
+	else
+		exec_kept(&lock_plan, "SELECT pg_advisory_xact_lock(" CppAsString2(PASS_LOCK_KEY1) ", "
+				  CppAsString2(PASS_LOCK_KEY2) ")", 0, NULL, NULL, NULL);
 	exec_kept(&prepare_plan, "SELECT fairshare._prepare_pass($1)", 1, types, values,
 			  fairshare_pass_placement_target > 0 ? NULL : "n");
 	if (SPI_processed != 1)
@@ -692,7 +708,15 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (!dry_run)
+	{
 		left_work = fairshare_pass_begin();
+		if (fairshare_pass_lock_missed)
+		{
+			fairshare_pass_left_work = false;
+			SPI_finish();
+			return (Datum) 0;
+		}
+	}
 
 	/* A limited call loads enough of each share's head to reach its limit in one round. */
 	if (limited)

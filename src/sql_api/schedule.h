@@ -24,7 +24,8 @@
 /*
  * Take the pass lock and move new jobs into their queues (at most
  * fairshare_pass_placement_target of them, when set); returns whether new
- * jobs were left for the next pass.
+ * jobs were left for the next pass.  With fairshare_pass_lock_nowait and
+ * the lock held elsewhere, does neither and sets fairshare_pass_lock_missed.
  */
 extern bool fairshare_pass_begin(void);
 

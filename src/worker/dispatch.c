@@ -169,6 +169,7 @@ fairshare_dispatch_create(void)
 	pass_progress_client = d->client;
 	fairshare_pass_progress_hook = pump_during_pass;
 	fairshare_pass_placement_target = DISPATCH_PASS_PLACEMENTS;
+	fairshare_pass_lock_nowait = true;
 	return d;
 }
 
@@ -474,11 +475,24 @@ describe_due(FairshareDispatch *d, TimestampTz now, long wait_ms)
 static bool
 run_pass(void)
 {
+	static bool said_lock_held = false;
+
 	begin_short_xact("fairshare dispatcher: scheduling pass");
 	if (SPI_execute("SELECT count(*) FROM fairshare.schedule()", false, 0) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "fairshare dispatcher: fairshare.schedule() failed");
 	end_short_xact();
+
+	/*
+	 * Another session's pass holds the lock (a schedule() in a transaction
+	 * left open, say): no pass this turn, and none waited for; the calls
+	 * go on.  Said once per such spell.
+	 */
+	if (fairshare_pass_lock_missed && !said_lock_held)
+		ereport(LOG,
+				(errmsg("fairshare dispatcher: another session holds the scheduling pass lock; passes are skipped until it commits"),
+				 errhint("A fairshare.schedule() call in a transaction holds the lock until that transaction ends.")));
+	said_lock_held = fairshare_pass_lock_missed;
 	return fairshare_pass_left_work;
 }
 
