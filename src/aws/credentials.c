@@ -23,8 +23,9 @@
  * Responses are parsed with PostgreSQL's JSON parser (pg_parse_json), whose
  * errors are reported without echoing the input.  Requests go through
  * fs_http_perform (interruptible, bounded by connect and total timeouts,
- * never through a proxy).  Plain http is used only with loopback or
- * link-local hosts, as the AWS SDKs allow for these endpoints.
+ * never through a proxy).  Plain http is used only with loopback hosts,
+ * the container credential endpoints and (for IMDS) link-local hosts, as
+ * the AWS SDKs allow for these endpoints.
  *
  * This file must never write a secret anywhere: not the secret access key,
  * the session token, the container authorization token or the IMDS token.
@@ -746,19 +747,20 @@ from_container(bool *configured, char **url_out, const char **why)
 	else
 	{
 		bool		https,
-					local;
+					http_allowed;
 		const char *bad;
 
 		url = pstrdup(full);
-		if (!fs_http_url_check(url, &https, &local, &bad))
+		if (!fs_http_url_check_container(url, &https, &http_allowed, &bad))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("AWS_CONTAINER_CREDENTIALS_FULL_URI cannot be used: %s", bad)));
-		if (!https && !local)
+		if (!https && !http_allowed)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("AWS_CONTAINER_CREDENTIALS_FULL_URI \"%s\" must use https, or http with a loopback or link-local host",
-							url)));
+					 errmsg("AWS_CONTAINER_CREDENTIALS_FULL_URI \"%s\" must use https, or http with a loopback host or a container credential endpoint",
+							url),
+					 errhint("Plain http is allowed to 127.0.0.0/8, ::1, localhost, 169.254.170.2, 169.254.170.23 and fd00:ec2::23, as in the AWS SDKs.")));
 	}
 	*url_out = url;
 

@@ -244,31 +244,35 @@ fs_http_perform(const FsHttpRequest *req, FsHttpResponse *resp)
 }
 
 /*
- * Classify a host as curl gives it (IPv6 in brackets): *loopback for
- * localhost, 127.0.0.0/8 and ::1; the return value is true for those and for
- * the link-local addresses AWS serves metadata on (169.254.0.0/16,
- * fe80::/10, fd00:ec2::/32).  Only literals count: a name that resolves to
- * a loopback address is not trusted.
+ * How far a host, as curl gives it (IPv6 in brackets), is trusted for plain
+ * http, least first.  Only literals count: a name that resolves to a
+ * loopback address is not trusted.
  */
-static bool
-host_is_local(const char *host, bool *loopback)
+typedef enum HostKind
+{
+	HOST_REMOTE,
+	HOST_LINK_LOCAL,			/* 169.254.0.0/16, fe80::/10, fd00:ec2::/32 */
+	HOST_CONTAINER,				/* ECS and EKS credential endpoints, also link-local */
+	HOST_LOOPBACK				/* localhost, 127.0.0.0/8, ::1 */
+} HostKind;
+
+static HostKind
+classify_host(const char *host)
 {
 	unsigned char a[16];
 	char		buf[64];
 	size_t		len = strlen(host);
 
-	*loopback = false;
 	if (pg_strcasecmp(host, "localhost") == 0)
-	{
-		*loopback = true;
-		return true;
-	}
+		return HOST_LOOPBACK;
 	if (inet_pton(AF_INET, host, a) == 1)
 	{
-		*loopback = a[0] == 127;
-		return a[0] == 127 || (a[0] == 169 && a[1] == 254);
+		if (a[0] == 127)
+			return HOST_LOOPBACK;
+		if (a[0] == 169 && a[1] == 254 && a[2] == 170 && (a[3] == 2 || a[3] == 23))
+			return HOST_CONTAINER;
+		return (a[0] == 169 && a[1] == 254) ? HOST_LINK_LOCAL : HOST_REMOTE;
 	}
-	/* curl gives IPv6 hosts in brackets */
 	if (len >= 2 && host[0] == '[' && host[len - 1] == ']' && len - 2 < sizeof(buf))
 	{
 		memcpy(buf, host + 1, len - 2);
@@ -278,24 +282,23 @@ host_is_local(const char *host, bool *loopback)
 	if (inet_pton(AF_INET6, host, a) == 1)
 	{
 		static const unsigned char loop6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+		static const unsigned char eks6[16] = {0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x23};
 
 		if (memcmp(a, loop6, 16) == 0)
-		{
-			*loopback = true;
-			return true;
-		}
+			return HOST_LOOPBACK;
+		if (memcmp(a, eks6, 16) == 0)
+			return HOST_CONTAINER;
 		if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
-			return true;		/* fe80::/10 */
+			return HOST_LINK_LOCAL; /* fe80::/10 */
 		if (a[0] == 0xfd && a[1] == 0x00 && a[2] == 0x0e && a[3] == 0xc2)
-			return true;		/* fd00:ec2::/32, AWS metadata and container */
+			return HOST_LINK_LOCAL; /* fd00:ec2::/32, AWS metadata */
 	}
-	return false;
+	return HOST_REMOTE;
 }
 
-/* The checks of fs_http_url_check, and whether the host is loopback. */
+/* The checks of the fs_http_url_check functions, and the kind of host. */
 static bool
-url_check(const char *url, bool *is_https, bool *local, bool *loopback,
-		  const char **why)
+url_check(const char *url, bool *is_https, HostKind *kind, const char **why)
 {
 	CURLU	   *u = curl_url();
 	char	   *scheme = NULL;
@@ -320,7 +323,7 @@ url_check(const char *url, bool *is_https, bool *local, bool *loopback,
 	else
 	{
 		*is_https = strcmp(scheme, "https") == 0;
-		*local = host_is_local(host, loopback);
+		*kind = classify_host(host);
 		ok = true;
 	}
 	curl_free(scheme);
@@ -330,19 +333,34 @@ url_check(const char *url, bool *is_https, bool *local, bool *loopback,
 	return ok;
 }
 
+/* The kinds are in order of trust: plain http is allowed from `least' up. */
+static bool
+url_check_trusting(const char *url, bool *is_https, bool *http_allowed, const char **why,
+				   HostKind least)
+{
+	HostKind	kind;
+
+	if (!url_check(url, is_https, &kind, why))
+		return false;
+	*http_allowed = kind >= least;
+	return true;
+}
+
 bool
 fs_http_url_check(const char *url, bool *is_https, bool *local, const char **why)
 {
-	bool		loopback;
+	return url_check_trusting(url, is_https, local, why, HOST_LINK_LOCAL);
+}
 
-	return url_check(url, is_https, local, &loopback, why);
+bool
+fs_http_url_check_container(const char *url, bool *is_https, bool *allowed, const char **why)
+{
+	return url_check_trusting(url, is_https, allowed, why, HOST_CONTAINER);
 }
 
 bool
 fs_http_url_check_loopback(const char *url, bool *is_https, bool *loopback,
 						   const char **why)
 {
-	bool		local;
-
-	return url_check(url, is_https, &local, loopback, why);
+	return url_check_trusting(url, is_https, loopback, why, HOST_LOOPBACK);
 }

@@ -83,6 +83,15 @@ extern bool fs_http_url_check(const char *url, bool *is_https,
 							  bool *host_is_local, const char **why);
 
 /*
+ * The same checks, but *http_allowed is set only for loopback literals and
+ * the ECS and EKS container credential endpoints (169.254.170.2,
+ * 169.254.170.23, fd00:ec2::23), as the AWS SDKs allow for
+ * AWS_CONTAINER_CREDENTIALS_FULL_URI.
+ */
+extern bool fs_http_url_check_container(const char *url, bool *is_https,
+										bool *http_allowed, const char **why);
+
+/*
  * The same checks, but *is_loopback is set only for localhost, 127.0.0.0/8
  * and ::1 literals: the rule for SageMaker endpoints, which plain http may
  * reach only on this machine (an emulator), never on a link-local address.
