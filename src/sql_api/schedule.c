@@ -528,11 +528,10 @@ int64_cmp(const void *a, const void *b)
  * transactions it has nothing to do with), so a terminate_job() or
  * update_job_priority() that commits while the pass runs would otherwise
  * have its job preempted for, or be preempted in place of a lower-priority
- * one.  The order matters too: rows locked one decision after another
- * deadlock with a user's transaction that locks the same jobs in job_id
- * order, or with the dispatcher's batch of outcomes (also job_id order).
- * Rows another transaction holds are skipped, not waited for: they are
- * added to *busy, and the caller decides again around them.
+ * one.  Rows another transaction holds are skipped, not waited for (a
+ * session left idle in its transaction must not stall every queue): they
+ * are added to *busy, and the caller decides again around them.  Since
+ * the pass waits for nobody here, it cannot deadlock with them.
  * Returns false when something changed: the caller reads the world again.
  */
 static bool
