@@ -302,21 +302,16 @@ BEGIN
 	  FROM w
 	 WHERE j.job_id = w.job_id AND j.status = 'PENDING';
 
-	-- Waiting jobs of a queue or quota share that was disabled since.
+	-- Waiting jobs of a queue or quota share that was disabled since (the
+	-- queue's state is named first, as for new jobs).
 	WITH w AS MATERIALIZED (
-		SELECT r.job_id, format('job queue "%s" is DISABLED', r.job_queue) AS reason
-		  FROM fairshare.jobs r JOIN fairshare.job_queues q ON q.name = r.job_queue
-		 WHERE r.status = 'RUNNABLE' AND q.state <> 'ENABLED'
-		   FOR NO KEY UPDATE OF r SKIP LOCKED)
-	UPDATE fairshare.jobs j
-	   SET status = 'PENDING', status_reason = w.reason
-	  FROM w
-	 WHERE j.job_id = w.job_id AND j.status = 'RUNNABLE';
-	WITH w AS MATERIALIZED (
-		SELECT r.job_id, format('quota share "%s" is DISABLED', r.quota_share) AS reason
+		SELECT r.job_id,
+			   CASE WHEN q.state <> 'ENABLED' THEN format('job queue "%s" is DISABLED', r.job_queue)
+					ELSE format('quota share "%s" is DISABLED', r.quota_share) END AS reason
 		  FROM fairshare.jobs r
-		  JOIN fairshare.quota_shares qs ON qs.job_queue = r.job_queue AND qs.name = r.quota_share
-		 WHERE r.status = 'RUNNABLE' AND qs.state <> 'ENABLED'
+		  JOIN fairshare.job_queues q ON q.name = r.job_queue
+		  LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = r.job_queue AND qs.name = r.quota_share
+		 WHERE r.status = 'RUNNABLE' AND (q.state <> 'ENABLED' OR qs.state <> 'ENABLED')
 		   FOR NO KEY UPDATE OF r SKIP LOCKED)
 	UPDATE fairshare.jobs j
 	   SET status = 'PENDING', status_reason = w.reason

@@ -43,16 +43,7 @@ lock_visible_job(int64 job_id, FairshareSavedUser *saved)
 	int			ret;
 	bool		isnull;
 
-	ret = SPI_execute_with_args("SELECT 1 FROM fairshare.jobs WHERE job_id = $1",
-								1, argtypes, values, NULL, true, 1);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NO_DATA_FOUND),
-				 errmsg("job " INT64_FORMAT " does not exist", job_id),
-				 errhint("A submitter sees only the jobs it submitted.")));
-
+	fairshare_require_visible_job(job_id);
 	*saved = fairshare_become_catalog_owner();
 
 	ret = SPI_execute_with_args("SELECT status::text, stop_kind, scheduling_priority FROM fairshare.jobs "

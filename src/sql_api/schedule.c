@@ -317,26 +317,6 @@ typedef struct BusyJobs
 	int			cap;
 } BusyJobs;
 
-static bool
-is_busy(const BusyJobs *busy, int64 job_id)
-{
-	int			lo = 0,
-				hi = busy->n - 1;
-
-	while (lo <= hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-
-		if (busy->ids[mid] == job_id)
-			return true;
-		if (busy->ids[mid] < job_id)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return false;
-}
-
 static int
 int64_value_cmp(const void *a, const void *b)
 {
@@ -344,6 +324,13 @@ int64_value_cmp(const void *a, const void *b)
 	int64		y = *(const int64 *) b;
 
 	return (x > y) - (x < y);
+}
+
+static bool
+is_busy(const BusyJobs *busy, int64 job_id)
+{
+	return busy->n > 0 &&
+		bsearch(&job_id, busy->ids, busy->n, sizeof(int64), int64_value_cmp) != NULL;
 }
 
 static void

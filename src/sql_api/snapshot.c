@@ -45,26 +45,6 @@ sees_all_jobs(Oid caller)
 		(OidIsValid(viewer) && has_privs_of_role(caller, viewer));
 }
 
-/*
- * As the current user: may it see the job?  Row-level security answers
- * for a submitter; a job it may not see "does not exist".  Inside SPI.
- */
-static void
-require_visible_job(int64 job_id)
-{
-	Oid			t[1] = {INT8OID};
-	Datum		v[1] = {Int64GetDatum(job_id)};
-
-	if (SPI_execute_with_args("SELECT 1 FROM fairshare.jobs WHERE job_id = $1",
-							  1, t, v, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read fairshare.jobs");
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NO_DATA_FOUND),
-				 errmsg("job " INT64_FORMAT " does not exist", job_id),
-				 errhint("A submitter sees only the jobs it submitted.")));
-}
-
 /* Run a dry pass as the catalog owner; returns its world and result. */
 static PassWorld *
 dry_pass(const char *focus_queue, const char *focus_share, int focus_prefix, FsResult **result)
@@ -248,7 +228,7 @@ fairshare_explain(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (!sees_all_jobs(GetUserId()))
-		require_visible_job(job_id);
+		fairshare_require_visible_job(job_id);
 	saved = fairshare_become_catalog_owner();
 	if (SPI_execute_with_args("SELECT fairshare._explain($1)", 1, t, v, NULL, false, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
@@ -301,7 +281,7 @@ fairshare_explain_pass(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	/* The caller must be able to see the job (row-level security). */
-	require_visible_job(job_id);
+	fairshare_require_visible_job(job_id);
 	world = dry_pass(queue_name, share_name, Min(Max(depth, 1), MAX_SNAPSHOT_JOBS), &result);
 	q = fairshare_world_queue(world, queue_name);
 	info = fairshare_world_job(world, job_id);

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * lookup.c
- *		Finding fairshare's own tables from C.
+ *		Finding fairshare's own tables, and its jobs as the caller sees them, from C.
  *
  *-------------------------------------------------------------------------
  */
@@ -10,6 +10,8 @@
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "utils/syscache.h"
@@ -51,4 +53,20 @@ void
 fairshare_restore_user(FairshareSavedUser saved)
 {
 	SetUserIdAndSecContext(saved.user, saved.sec_context);
+}
+
+void
+fairshare_require_visible_job(int64 job_id)
+{
+	Oid			t[1] = {INT8OID};
+	Datum		v[1] = {Int64GetDatum(job_id)};
+
+	if (SPI_execute_with_args("SELECT 1 FROM fairshare.jobs WHERE job_id = $1",
+							  1, t, v, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read fairshare.jobs");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("job " INT64_FORMAT " does not exist", job_id),
+				 errhint("A submitter sees only the jobs it submitted.")));
 }

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * lookup.h
- *		Finding fairshare's own tables from C.
+ *		Finding fairshare's own tables, and its jobs as the caller sees them, from C.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,5 +28,11 @@ typedef struct FairshareSavedUser
 
 extern FairshareSavedUser fairshare_become_catalog_owner(void);
 extern void fairshare_restore_user(FairshareSavedUser saved);
+
+/*
+ * As the current user: may it see the job?  Row-level security answers
+ * for a submitter; a job it may not see "does not exist".  Inside SPI.
+ */
+extern void fairshare_require_visible_job(int64 job_id);
 
 #endif							/* FAIRSHARE_TABLES_LOOKUP_H */

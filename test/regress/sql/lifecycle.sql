@@ -172,6 +172,22 @@ SELECT fairshare._prepare_pass(1) AS new_jobs_left;
 SELECT status, status_reason FROM fairshare.jobs WHERE job_id = :held;
 SELECT count(*) AS runnable FROM fairshare.jobs WHERE job_name LIKE 'new%' AND status = 'RUNNABLE';
 SELECT public.regress_try('SELECT fairshare._prepare_pass(0)');
+-- The same for a quota share; with both its queue and its share disabled,
+-- the reason names the queue.
+INSERT INTO fairshare.scheduling_policies (name, kind) VALUES ('quota', 'QUOTA_SHARE');
+INSERT INTO fairshare.job_queues (name, scheduling_policy) VALUES ('qq', 'quota');
+INSERT INTO fairshare.queue_environments VALUES ('qq', 'p4', 1);
+INSERT INTO fairshare.quota_shares (job_queue, name) VALUES ('qq', 'Q1');
+INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, request)
+SELECT 'quota-held', 'qq', 'Q1', request FROM fairshare.jobs WHERE job_id = :held RETURNING job_id AS qheld \gset
+SELECT fairshare._prepare_pass() AS new_jobs_left;
+UPDATE fairshare.quota_shares SET state = 'DISABLED' WHERE name = 'Q1';
+SELECT fairshare._prepare_pass() AS new_jobs_left;
+SELECT status, status_reason FROM fairshare.jobs WHERE job_id = :qheld;
+UPDATE fairshare.jobs SET status = 'RUNNABLE', status_reason = NULL WHERE job_id = :qheld;
+UPDATE fairshare.job_queues SET state = 'DISABLED' WHERE name = 'qq';
+SELECT fairshare._prepare_pass() AS new_jobs_left;
+SELECT status, status_reason FROM fairshare.jobs WHERE job_id = :qheld;
 
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
