@@ -14,6 +14,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "utils/guc.h"
 #include "utils/syscache.h"
 
 #include "tables/lookup.h"
@@ -39,19 +40,40 @@ fairshare_catalog_owner(void)
 	return owner;
 }
 
+int
+fairshare_pin_search_path(void)
+{
+	int			nest_level = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", FAIRSHARE_SAFE_SEARCH_PATH,
+							 PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	return nest_level;
+}
+
+void
+fairshare_unpin_search_path(int nest_level)
+{
+	AtEOXact_GUC(true, nest_level);
+}
+
 FairshareSavedUser
 fairshare_become_catalog_owner(void)
 {
 	FairshareSavedUser saved;
+	Oid			owner = fairshare_catalog_owner();
 
 	GetUserIdAndSecContext(&saved.user, &saved.sec_context);
-	SetUserIdAndSecContext(fairshare_catalog_owner(), saved.sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	SetUserIdAndSecContext(owner, saved.sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	saved.guc_nest_level = fairshare_pin_search_path();
 	return saved;
 }
 
 void
 fairshare_restore_user(FairshareSavedUser saved)
 {
+	fairshare_unpin_search_path(saved.guc_nest_level);
 	SetUserIdAndSecContext(saved.user, saved.sec_context);
 }
 
