@@ -12,6 +12,36 @@
 --   2BP01 dependent_objects_still_exist  removing something still in use
 --   0A000 feature_not_supported     a request shape fairshare cannot run
 
+-- Everything in schema fairshare runs, sooner or later, as the superuser
+-- who installed it (the dispatcher, pg_cron's jobs), and fairshare's own
+-- search_path names it.  So the schema must not be one that another role
+-- created beforehand or may create objects in (a superuser's is fine: a
+-- restore may create it as another one).
+DO $schema$
+DECLARE
+	owner_name name;
+	creator name;
+BEGIN
+	SELECT r.rolname INTO owner_name
+	  FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_roles r ON r.oid = n.nspowner
+	 WHERE n.nspname = 'fairshare' AND r.rolname <> current_user AND NOT r.rolsuper;
+	IF FOUND THEN
+		RAISE EXCEPTION 'schema fairshare belongs to role %, not to %, who is installing fairshare', owner_name, current_user
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = 'Drop the schema, or give it to the installing role (ALTER SCHEMA fairshare OWNER TO ...), and try again.';
+	END IF;
+	SELECT a.grantee::pg_catalog.regrole::pg_catalog.name INTO creator
+	  FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
+	 WHERE n.nspname = 'fairshare' AND a.privilege_type = 'CREATE' AND a.grantee <> n.nspowner
+	 LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'role % may create objects in schema fairshare', coalesce(creator, 'PUBLIC')
+			USING ERRCODE = 'insufficient_privilege',
+				  HINT = 'REVOKE CREATE ON SCHEMA fairshare FROM it, and try again.';
+	END IF;
+END
+$schema$;
+
 CREATE TYPE fairshare.job_status AS ENUM
 	('SUBMITTED', 'PENDING', 'RUNNABLE', 'SCHEDULED', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED');
 
@@ -20,7 +50,7 @@ COMMENT ON TYPE fairshare.job_status IS
 
 -- Raise a validation error.  One helper so every message has the same shape.
 CREATE FUNCTION fairshare._reject(sqlstate text, message text, hint text DEFAULT NULL)
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
 	IF hint IS NULL THEN
 		RAISE EXCEPTION USING ERRCODE = sqlstate, MESSAGE = message;
@@ -31,7 +61,7 @@ $$;
 
 -- Names of environments, queues, policies and quota shares: AWS's rule.
 CREATE FUNCTION fairshare._check_name(kind text, value text)
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
 	IF value IS NULL THEN
 		PERFORM fairshare._reject('22023', format('%s name must not be null', kind));
@@ -44,7 +74,7 @@ END
 $$;
 
 CREATE FUNCTION fairshare._check_state(kind text, value text)
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
 	IF value IS NULL OR value NOT IN ('ENABLED', 'DISABLED') THEN
 		PERFORM fairshare._reject('22023',
@@ -56,12 +86,12 @@ $$;
 
 -- A capacity unit is NUM_INSTANCES or a SageMaker instance type.
 CREATE FUNCTION fairshare._is_instance_type(value text)
-RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
+RETURNS boolean LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT value ~ '^ml\.[a-z0-9]+\.[a-z0-9]+$'
 $$;
 
 CREATE FUNCTION fairshare._check_capacity(kind text, unit text, max_capacity integer)
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
 	IF unit IS NULL OR (unit <> 'NUM_INSTANCES' AND NOT fairshare._is_instance_type(unit)) THEN
 		PERFORM fairshare._reject('22023',
@@ -101,7 +131,7 @@ COMMENT ON TABLE fairshare.capacity_limits IS
 	'Instances an environment may run at once: in total (NUM_INSTANCES) or per instance type.';
 
 CREATE FUNCTION fairshare._validate_service_environment()
-RETURNS trigger LANGUAGE plpgsql AS $$
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	host text;
 BEGIN
@@ -139,7 +169,7 @@ CREATE TRIGGER validate BEFORE INSERT OR UPDATE ON fairshare.service_environment
 	FOR EACH ROW EXECUTE FUNCTION fairshare._validate_service_environment();
 
 CREATE FUNCTION fairshare._guard_service_environment_delete()
-RETURNS trigger LANGUAGE plpgsql AS $$
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	q text;
 	n bigint;
@@ -166,7 +196,7 @@ CREATE TRIGGER guard_delete BEFORE DELETE ON fairshare.service_environments
 	FOR EACH ROW EXECUTE FUNCTION fairshare._guard_service_environment_delete();
 
 CREATE FUNCTION fairshare._validate_capacity_limit()
-RETURNS trigger LANGUAGE plpgsql AS $$
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
 	IF NOT EXISTS (SELECT 1 FROM fairshare.service_environments WHERE name = NEW.service_environment) THEN
 		PERFORM fairshare._reject('23503',
@@ -207,7 +237,7 @@ COMMENT ON TABLE fairshare.share_distribution IS
 	'Fair-share weights; lower weight = larger share.  An identifier ending in * matches by prefix.';
 
 CREATE FUNCTION fairshare._validate_scheduling_policy()
-RETURNS trigger LANGUAGE plpgsql AS $$
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	q text;
 BEGIN
@@ -264,7 +294,7 @@ CREATE TRIGGER validate BEFORE INSERT OR UPDATE ON fairshare.scheduling_policies
 	FOR EACH ROW EXECUTE FUNCTION fairshare._validate_scheduling_policy();
 
 CREATE FUNCTION fairshare._validate_share_distribution()
-RETURNS trigger LANGUAGE plpgsql AS $$
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	policy_kind text;
 	other text;
@@ -370,7 +400,7 @@ COMMENT ON TABLE fairshare.quota_share_limits IS
 	'The capacity a quota share is guaranteed, per capacity unit.';
 
 CREATE FUNCTION fairshare._validate_job_queue()
-RETURNS trigger LANGUAGE plpgsql AS $$
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	n bigint;
 BEGIN
@@ -418,7 +448,7 @@ CREATE TRIGGER validate BEFORE INSERT OR UPDATE ON fairshare.job_queues
 	FOR EACH ROW EXECUTE FUNCTION fairshare._validate_job_queue();
 
 CREATE FUNCTION fairshare._guard_job_queue_delete()
-RETURNS trigger LANGUAGE plpgsql AS $$
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	n bigint;
 BEGIN
@@ -436,7 +466,7 @@ CREATE TRIGGER guard_delete BEFORE DELETE ON fairshare.job_queues
 	FOR EACH ROW EXECUTE FUNCTION fairshare._guard_job_queue_delete();
 
 CREATE FUNCTION fairshare._validate_queue_environment()
-RETURNS trigger LANGUAGE plpgsql AS $$
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
 	IF NOT EXISTS (SELECT 1 FROM fairshare.job_queues WHERE name = NEW.job_queue) THEN
 		PERFORM fairshare._reject('23503', format('job queue "%s" does not exist', NEW.job_queue));
@@ -465,7 +495,7 @@ CREATE TRIGGER validate BEFORE INSERT OR UPDATE ON fairshare.queue_environments
 	FOR EACH ROW EXECUTE FUNCTION fairshare._validate_queue_environment();
 
 CREATE FUNCTION fairshare._validate_quota_share()
-RETURNS trigger LANGUAGE plpgsql AS $$
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	policy text;
 	policy_kind text;
@@ -521,7 +551,7 @@ CREATE TRIGGER validate BEFORE INSERT OR UPDATE ON fairshare.quota_shares
 	FOR EACH ROW EXECUTE FUNCTION fairshare._validate_quota_share();
 
 CREATE FUNCTION fairshare._guard_quota_share_delete()
-RETURNS trigger LANGUAGE plpgsql AS $$
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	n bigint;
 BEGIN
@@ -540,7 +570,7 @@ CREATE TRIGGER guard_delete BEFORE DELETE ON fairshare.quota_shares
 	FOR EACH ROW EXECUTE FUNCTION fairshare._guard_quota_share_delete();
 
 CREATE FUNCTION fairshare._validate_quota_share_limit()
-RETURNS trigger LANGUAGE plpgsql AS $$
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
 	IF NOT EXISTS (SELECT 1 FROM fairshare.quota_shares WHERE job_queue = NEW.job_queue AND name = NEW.quota_share) THEN
 		PERFORM fairshare._reject('23503',

@@ -19,7 +19,7 @@ LANGUAGE C;
 
 -- The optional, rarely given fields, checked only when present.
 CREATE FUNCTION fairshare._check_job_options(evaluate_on_exit jsonb, tags jsonb)
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	rule jsonb;
 	tag record;
@@ -71,7 +71,8 @@ CREATE TRIGGER validate_submission BEFORE INSERT ON fairshare.jobs
 CREATE FUNCTION fairshare._config_changed()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'fairshare_config_changed'
-LANGUAGE C;
+LANGUAGE C
+SET search_path = pg_catalog, fairshare, pg_temp;
 
 DO $config$
 DECLARE
@@ -89,7 +90,7 @@ $config$;
 
 -- The allowed transitions of design section 3.
 CREATE FUNCTION fairshare.valid_transition(old_status fairshare.job_status, new_status fairshare.job_status)
-RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT CASE old_status
 		WHEN 'SUBMITTED' THEN new_status IN ('RUNNABLE', 'PENDING', 'FAILED')
 		WHEN 'PENDING'   THEN new_status IN ('RUNNABLE', 'FAILED')
@@ -105,7 +106,7 @@ COMMENT ON FUNCTION fairshare.valid_transition(fairshare.job_status, fairshare.j
 
 -- The training job name of an attempt: prefix, job id, attempt number.
 CREATE FUNCTION fairshare.training_job_name(job_id bigint, attempt integer)
-RETURNS text LANGUAGE sql STABLE AS $$
+RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT coalesce(nullif(current_setting('fairshare.job_name_prefix', true), ''), 'fairshare-')
 		   || job_id || '-' || attempt
 $$;
@@ -132,7 +133,7 @@ LANGUAGE C;
 -- who may update jobs needs no INSERT on job_events or job_attempts, and
 -- so cannot write events or attempts that never happened.
 CREATE FUNCTION fairshare._record_transitions()
-RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	changed boolean;
 BEGIN
@@ -198,7 +199,7 @@ CREATE TRIGGER record_transitions AFTER UPDATE ON fairshare.jobs
 -- Statement-level, so retention's batch deletes of finished jobs pay one
 -- scan of the deleted rows, not a trigger call per row.
 CREATE FUNCTION fairshare._refuse_placed_delete()
-RETURNS trigger LANGUAGE plpgsql AS $$
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	placed record;
 BEGIN
@@ -221,7 +222,8 @@ CREATE TRIGGER refuse_placed_delete AFTER DELETE ON fairshare.jobs
 CREATE FUNCTION fairshare.terminate_job(job_id bigint, reason text)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'fairshare_terminate_job'
-LANGUAGE C VOLATILE;
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
 COMMENT ON FUNCTION fairshare.terminate_job(bigint, text) IS
 	'Fail a job that is not placed yet; for a placed one, request the stop (it fails once SageMaker reports it stopped).  '
 	'Returns false when there is nothing left to do (already finished, or its termination already requested).';
@@ -229,6 +231,7 @@ COMMENT ON FUNCTION fairshare.terminate_job(bigint, text) IS
 CREATE FUNCTION fairshare.update_job_priority(job_id bigint, scheduling_priority integer)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'fairshare_update_job_priority'
-LANGUAGE C VOLATILE;
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
 COMMENT ON FUNCTION fairshare.update_job_priority(bigint, integer) IS
 	'Change the scheduling_priority of an unfinished job; returns the previous priority.  The next pass honours it.';

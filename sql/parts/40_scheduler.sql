@@ -30,7 +30,7 @@ COMMENT ON TABLE fairshare.capacity_backoffs IS
 -- SageMaker's secondary status as one of our states (design section 5).
 -- NULL: no change (Starting, Pending, or a status we do not know).
 CREATE FUNCTION fairshare.running_state(secondary_status text)
-RETURNS fairshare.job_status LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+RETURNS fairshare.job_status LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT CASE
 		WHEN secondary_status IN ('Training', 'Uploading') THEN 'RUNNING'::fairshare.job_status
 		WHEN secondary_status IN ('LaunchingMLInstances', 'PreparingTrainingStack',
@@ -40,7 +40,7 @@ $$;
 
 -- A failure for lack of capacity: no attempt is spent, the pair backs off.
 CREATE FUNCTION fairshare.is_capacity_failure(failure_reason text)
-RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT failure_reason LIKE 'CapacityError%'
 		OR failure_reason LIKE 'ResourceLimitExceeded%'
 		OR failure_reason ILIKE '%InsufficientCapacity%'
@@ -49,7 +49,7 @@ $$;
 -- The first evaluate_on_exit action whose on_status_reason matches, or NULL.
 -- A pattern ending in * matches by prefix; otherwise exactly (case matters).
 CREATE FUNCTION fairshare.exit_action(evaluate_on_exit jsonb, status_reason text)
-RETURNS text LANGUAGE sql IMMUTABLE AS $$
+RETURNS text LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT upper(r ->> 'action')
 	  FROM jsonb_array_elements(coalesce(evaluate_on_exit, '[]')) WITH ORDINALITY AS e(r, n)
 	 WHERE CASE WHEN right(r ->> 'on_status_reason', 1) = '*'
@@ -59,7 +59,7 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 CREATE FUNCTION fairshare.apply_status(job_id bigint, describe_response jsonb)
-RETURNS fairshare.job_status LANGUAGE plpgsql AS $$
+RETURNS fairshare.job_status LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	j fairshare.jobs;
 	sm_status text;
@@ -219,7 +219,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON fairshare.share_usage, fairshare.capacit
 -- often a job loses work), the attempt's outcome is REQUEUED; a terminate
 -- or timeout ends the job as apply_status would for a Stopped answer.
 CREATE FUNCTION fairshare._cancel_unsent(job_id bigint, training_job_name text)
-RETURNS fairshare.job_status LANGUAGE plpgsql AS $$
+RETURNS fairshare.job_status LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	j fairshare.jobs;
 BEGIN
@@ -254,7 +254,7 @@ GRANT SELECT ON fairshare.share_usage TO fairshare_submitter;
 -- next pass.  The dispatcher bounds it so that the first pass of a burst
 -- of thousands of jobs places, and sends, its first jobs soon.
 CREATE FUNCTION fairshare._prepare_pass(max_new integer DEFAULT NULL)
-RETURNS boolean LANGUAGE plpgsql AS $$
+RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	moved bigint;
 BEGIN
@@ -340,7 +340,8 @@ $$;
 CREATE FUNCTION fairshare.schedule(dry_run boolean DEFAULT false)
 RETURNS TABLE (job_id bigint, action text, service_environment text, instance_type text, reason text)
 AS 'MODULE_PATHNAME', 'fairshare_schedule'
-LANGUAGE C VOLATILE;
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
 COMMENT ON FUNCTION fairshare.schedule(boolean) IS
 	'One scheduling pass over every enabled queue: PLACE and PREEMPT decisions, applied unless dry_run.';
 REVOKE ALL ON FUNCTION fairshare.schedule(boolean) FROM PUBLIC;
@@ -350,7 +351,8 @@ CREATE FUNCTION fairshare.queue_snapshot(job_queue text, max_jobs integer DEFAUL
 RETURNS TABLE ("position" integer, job_id bigint, job_name text, share text, scheduling_priority integer,
 			   status fairshare.job_status, earliest_time_at_position timestamptz, pending_reason text)
 AS 'MODULE_PATHNAME', 'fairshare_queue_snapshot'
-LANGUAGE C VOLATILE;
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
 COMMENT ON FUNCTION fairshare.queue_snapshot(text, integer) IS
 	'The RUNNABLE jobs of a queue in the order the scheduler would place them, with why each waits.  '
 	'earliest_time_at_position is the time the job entered the queue (runnable_at).';
@@ -362,12 +364,13 @@ CREATE FUNCTION fairshare._explain_pass(job_id bigint, job_queue text, share tex
 	OUT share_weight double precision, OUT share_usage double precision, OUT share_held bigint,
 	OUT share_limit bigint)
 AS 'MODULE_PATHNAME', 'fairshare_explain_pass'
-LANGUAGE C VOLATILE;
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
 
 -- The number of RUNNABLE jobs ahead of a job in its own share, in the
 -- share's order (FIFO: runnable_at, job_id; otherwise priority first).
 CREATE FUNCTION fairshare._jobs_ahead_in_share(j fairshare.jobs, cap integer)
-RETURNS bigint LANGUAGE sql STABLE AS $$
+RETURNS bigint LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT count(*) FROM (
 		SELECT 1 FROM fairshare.jobs o
 		 WHERE o.status = 'RUNNABLE' AND o.job_queue = j.job_queue
@@ -383,7 +386,7 @@ $$;
 -- The body of fairshare.explain(), which checks that the caller may see
 -- the job and runs this as the catalog owner (src/sql_api/snapshot.c).
 CREATE FUNCTION fairshare._explain(job_id bigint)
-RETURNS jsonb LANGUAGE plpgsql VOLATILE AS $$
+RETURNS jsonb LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	j fairshare.jobs;
 	share text;
@@ -467,7 +470,8 @@ $$;
 CREATE FUNCTION fairshare.explain(job_id bigint)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'fairshare_explain'
-LANGUAGE C VOLATILE;
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
 COMMENT ON FUNCTION fairshare.explain(bigint) IS
 	'Where a job stands and why: its position, what is ahead of it, which limit blocks it, its share''s usage and weight.';
 

@@ -6,14 +6,16 @@
 CREATE FUNCTION fairshare._wake_dispatcher()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'fairshare_wake_dispatcher'
-LANGUAGE C;
+LANGUAGE C
+SET search_path = pg_catalog, fairshare, pg_temp;
 CREATE TRIGGER wake_dispatcher AFTER INSERT OR UPDATE ON fairshare.jobs
 	FOR EACH STATEMENT EXECUTE FUNCTION fairshare._wake_dispatcher();
 
 CREATE FUNCTION fairshare.dispatcher_state(OUT pid integer, OUT wake_requests bigint,
 										   OUT turns bigint, OUT last_turn_at timestamptz)
 AS 'MODULE_PATHNAME', 'fairshare_dispatcher_state'
-LANGUAGE C VOLATILE;
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
 COMMENT ON FUNCTION fairshare.dispatcher_state() IS
 	'The dispatcher''s process id (NULL when none runs), committed transactions that woke it, turns it completed, and when the last ended.';
 
@@ -23,7 +25,7 @@ COMMENT ON FUNCTION fairshare.dispatcher_state() IS
 -- requires a StoppingCondition; a request without one gets SageMaker's
 -- default limit, a day, which is also the time limit the scheduler assumed.
 CREATE FUNCTION fairshare.create_training_job_request(job fairshare.jobs)
-RETURNS jsonb LANGUAGE sql STABLE AS $$
+RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT CASE WHEN job.request ? 'StoppingCondition' THEN '{}'::jsonb
 				ELSE '{"StoppingCondition": {"MaxRuntimeInSeconds": 86400}}'::jsonb END
 		   || job.request || jsonb_build_object(

@@ -382,7 +382,7 @@ BEGIN
 	LOOP
 		EXECUTE format($f$
 			CREATE FUNCTION fairshare.%1$I() RETURNS SETOF fairshare.%2$I
-			LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+			LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, fairshare, pg_temp SET jit = off
 			AS 'SELECT * FROM fairshare.%2$I'$f$, v, '_' || v);
 		EXECUTE format('CREATE VIEW fairshare.%1$I AS SELECT * FROM fairshare.%1$I()', v);
 	END LOOP;
@@ -411,7 +411,7 @@ COMMENT ON VIEW fairshare.fair_share_status IS
 ------------------------------------------------------------------------------
 
 CREATE FUNCTION fairshare._check_window(since timestamptz, until timestamptz)
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
 	IF since IS NULL OR until IS NULL OR since > until THEN
 		RAISE EXCEPTION USING ERRCODE = '22023',
@@ -427,7 +427,7 @@ RETURNS TABLE (job_queue text, share text, scheduling_priority integer,
 			   wait_p99_seconds double precision, wait_max_seconds double precision,
 			   attempts_finished bigint, run_p50_seconds double precision, run_p90_seconds double precision,
 			   run_p99_seconds double precision, run_max_seconds double precision)
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, fairshare, pg_temp
 SET jit = off SET max_parallel_workers_per_gather = 0 AS $$
 BEGIN
 	PERFORM fairshare._check_window(since, until);
@@ -477,7 +477,7 @@ COMMENT ON VIEW fairshare.job_time_stats IS
 CREATE FUNCTION fairshare.failures_by_hour(since timestamptz, until timestamptz DEFAULT now())
 RETURNS TABLE (hour timestamptz, job_queue text, failed_jobs bigint, failed_attempts bigint,
 			   preemptions bigint, capacity_failures bigint, stopped_attempts bigint)
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, fairshare, pg_temp
 SET jit = off SET max_parallel_workers_per_gather = 0 AS $$
 BEGIN
 	PERFORM fairshare._check_window(since, until);
@@ -512,7 +512,7 @@ COMMENT ON VIEW fairshare.failures_by_hour IS
 CREATE FUNCTION fairshare.throughput_by_hour(since timestamptz, until timestamptz DEFAULT now())
 RETURNS TABLE (hour timestamptz, job_queue text, succeeded_jobs bigint, failed_jobs bigint,
 			   attempts_finished bigint, instance_hours numeric)
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, fairshare, pg_temp
 SET jit = off SET max_parallel_workers_per_gather = 0 AS $$
 BEGIN
 	PERFORM fairshare._check_window(since, until);
@@ -551,7 +551,7 @@ SELECT j.job_id, j.job_name, j.job_queue, coalesce(j.quota_share, j.share_identi
   FROM fairshare.jobs j
  WHERE j.status = 'FAILED' AND j.stopped_at >= now() - interval '24 hours';
 CREATE FUNCTION fairshare.recent_failures() RETURNS SETOF fairshare._recent_failures
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, fairshare, pg_temp SET jit = off
 AS 'SELECT * FROM fairshare._recent_failures';
 CREATE VIEW fairshare.recent_failures AS SELECT * FROM fairshare.recent_failures();
 COMMENT ON VIEW fairshare.recent_failures IS

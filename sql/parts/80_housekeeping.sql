@@ -38,7 +38,7 @@ COMMENT ON TABLE fairshare.utilization_history IS
 CREATE INDEX utilization_history_sampled_idx ON fairshare.utilization_history (sampled_at);
 
 CREATE FUNCTION fairshare.record_utilization()
-RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
+RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, fairshare, pg_temp SET jit = off AS $$
 DECLARE
 	n integer;
 BEGIN
@@ -88,7 +88,7 @@ COMMENT ON TABLE fairshare.alert_rules IS
 	'how long the condition must last.  job_queue / service_environment narrow a rule (NULL = all).';
 
 CREATE FUNCTION fairshare._validate_alert_rule()
-RETURNS trigger LANGUAGE plpgsql AS $$
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
 	PERFORM fairshare._check_name('alert rule', NEW.name);
 	IF NEW.kind IS NULL OR NEW.kind NOT IN ('JOB_WAITING', 'FAILURE_BURST', 'IDLE_CAPACITY', 'SHARE_STARVED') THEN
@@ -205,7 +205,7 @@ CREATE INDEX alert_events_resolved_idx ON fairshare.alert_events (resolved_at);
 -- A duration for people: "45 s", "12 min", "2 h 5 min", "3 d 4 h" (the
 -- same whatever IntervalStyle the session uses).
 CREATE FUNCTION fairshare._human_duration(d interval)
-RETURNS text LANGUAGE sql IMMUTABLE AS $$
+RETURNS text LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT CASE
 		WHEN s < 60 THEN s || ' s'
 		WHEN s < 3600 THEN s / 60 || ' min'
@@ -217,7 +217,7 @@ $$;
 
 -- What holds now, for every enabled rule.
 CREATE FUNCTION fairshare._alert_candidates()
-RETURNS SETOF fairshare.alert_candidate LANGUAGE sql VOLATILE AS $$
+RETURNS SETOF fairshare.alert_candidate LANGUAGE sql VOLATILE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	-- What a scheduling pass would place now (a dry run: it writes nothing
 	-- and takes no pass lock), only when an IDLE_CAPACITY rule asks.  The
 	-- scheduler's own answer to "could a waiting job use this room?" knows
@@ -316,7 +316,7 @@ $$;
 -- common status_reason (it can name buckets, datasets, ...).  It stays in
 -- fairshare.alert_events, which only viewers and admins read.
 CREATE FUNCTION fairshare.alert_payload(a fairshare.alert_events)
-RETURNS jsonb LANGUAGE sql STABLE AS $$
+RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT jsonb_strip_nulls(jsonb_build_object(
 		'alert_id', a.alert_id, 'rule', a.rule_name, 'kind', a.kind, 'severity', a.severity,
 		'subject', a.subject, 'job_queue', a.job_queue, 'share', a.share,
@@ -333,7 +333,7 @@ COMMENT ON FUNCTION fairshare.alert_payload(fairshare.alert_events) IS
 
 CREATE FUNCTION fairshare.evaluate_alerts()
 RETURNS SETOF fairshare.alert_events
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, fairshare, pg_temp SET jit = off AS $$
 DECLARE
 	cands fairshare.alert_candidate[];
 	a fairshare.alert_events;
@@ -405,7 +405,7 @@ COMMENT ON VIEW fairshare.active_alerts IS
 
 -- Everything that finished, ended or was sampled before this goes.
 CREATE FUNCTION fairshare.retention_cutoff()
-RETURNS timestamptz LANGUAGE sql STABLE AS $$
+RETURNS timestamptz LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT now() - coalesce(nullif(current_setting('fairshare.retention', true), ''), '30d')::interval
 $$;
 COMMENT ON FUNCTION fairshare.retention_cutoff() IS
@@ -413,7 +413,7 @@ COMMENT ON FUNCTION fairshare.retention_cutoff() IS
 
 -- Delete one bounded batch of one kind; returns the rows deleted.
 CREATE FUNCTION fairshare._retention_delete(what text, cutoff timestamptz, batch_size integer)
-RETURNS bigint LANGUAGE plpgsql AS $$
+RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	n bigint;
 BEGIN
@@ -448,7 +448,7 @@ END
 $$;
 
 CREATE FUNCTION fairshare._check_batch_size(batch_size integer)
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
 	IF batch_size IS NULL OR batch_size NOT BETWEEN 1 AND 100000 THEN
 		PERFORM fairshare._reject('22023',
@@ -461,7 +461,7 @@ $$;
 -- One bounded batch of each kind, in the caller's transaction.
 CREATE FUNCTION fairshare.apply_retention_batch(batch_size integer DEFAULT 1000,
 												older_than timestamptz DEFAULT NULL)
-RETURNS TABLE (what text, deleted bigint) LANGUAGE plpgsql AS $$
+RETURNS TABLE (what text, deleted bigint) LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	cutoff timestamptz := coalesce(older_than, fairshare.retention_cutoff());
 BEGIN
@@ -480,20 +480,29 @@ COMMENT ON FUNCTION fairshare.apply_retention_batch(integer, timestamptz) IS
 -- is left (finished jobs first, so that their events go with them).  A
 -- procedure, so that no lock outlives its batch; CALL it outside a
 -- transaction block.
+--
+-- A procedure that commits cannot carry a SET clause, and pg_cron calls it
+-- as a superuser whose search_path may name schemas others can write to.
+-- So it pins the safe path itself, for each of its transactions (SET LOCAL
+-- ends at COMMIT), before any statement that resolves a name; the
+-- statements before that are schema-qualified.
 CREATE PROCEDURE fairshare.apply_retention(batch_size integer DEFAULT 1000)
 LANGUAGE plpgsql AS $$
 DECLARE
-	cutoff timestamptz := fairshare.retention_cutoff();
-	kinds constant text[] := ARRAY['jobs', 'job_events', 'utilization_history', 'alert_events'];
-	totals bigint[] := ARRAY[0, 0, 0, 0];
-	n bigint;
+	cutoff pg_catalog.timestamptz;
+	kinds constant pg_catalog.text[] := ARRAY['jobs', 'job_events', 'utilization_history', 'alert_events'];
+	totals pg_catalog.int8[] := ARRAY[0, 0, 0, 0];
+	n pg_catalog.int8;
 BEGIN
+	PERFORM pg_catalog.set_config('search_path', 'pg_catalog, fairshare, pg_temp', true);
 	PERFORM fairshare._check_batch_size(batch_size);
-	FOR k IN 1 .. array_length(kinds, 1) LOOP
+	cutoff := fairshare.retention_cutoff();
+	FOR k IN 1 .. 4 LOOP
 		LOOP
 			n := fairshare._retention_delete(kinds[k], cutoff, batch_size);
 			totals[k] := totals[k] + n;
 			COMMIT;
+			PERFORM pg_catalog.set_config('search_path', 'pg_catalog, fairshare, pg_temp', true);
 			EXIT WHEN n < batch_size;
 		END LOOP;
 	END LOOP;
@@ -512,17 +521,20 @@ COMMENT ON PROCEDURE fairshare.apply_retention(integer) IS
 CREATE FUNCTION fairshare._housekeeping_sync()
 RETURNS void
 AS 'MODULE_PATHNAME', 'fairshare_housekeeping_sync'
-LANGUAGE C VOLATILE;
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
 
 CREATE FUNCTION fairshare._housekeeping_on_drop()
 RETURNS event_trigger
 AS 'MODULE_PATHNAME', 'fairshare_housekeeping_on_drop'
-LANGUAGE C;
+LANGUAGE C
+SET search_path = pg_catalog, fairshare, pg_temp;
 
 CREATE FUNCTION fairshare.schedule_housekeeping()
 RETURNS text
 AS 'MODULE_PATHNAME', 'fairshare_schedule_housekeeping'
-LANGUAGE C VOLATILE;
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
 COMMENT ON FUNCTION fairshare.schedule_housekeeping() IS
 	'Schedule this database''s housekeeping jobs in pg_cron now (CREATE EXTENSION does it by itself); '
 	'jobs that exist are kept as they are.  Superuser or extension owner.';
@@ -530,7 +542,8 @@ COMMENT ON FUNCTION fairshare.schedule_housekeeping() IS
 CREATE FUNCTION fairshare.unschedule_housekeeping()
 RETURNS text
 AS 'MODULE_PATHNAME', 'fairshare_unschedule_housekeeping'
-LANGUAGE C VOLATILE;
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
 COMMENT ON FUNCTION fairshare.unschedule_housekeeping() IS
 	'Remove this database''s housekeeping jobs from pg_cron (DROP EXTENSION does it by itself).  '
 	'Superuser or extension owner.';

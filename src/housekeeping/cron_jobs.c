@@ -286,7 +286,12 @@ fs_housekeeping_cron_worker(Datum main_arg)
 
 	BackgroundWorkerInitializeConnection(req->cron_database, NULL, 0);
 	pgstat_report_appname("fairshare pg_cron registration");
-	SetConfigOption("search_path", "pg_catalog", PGC_SUSET, PGC_S_OVERRIDE);
+	/*
+	 * A superuser session in the cron database, where fairshare need not
+	 * exist (so no "fairshare" schema on the path: anyone allowed to create
+	 * one there would own it): built-ins first, temporary objects last.
+	 */
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();

@@ -129,9 +129,12 @@ load_queue(const char *name, QueueConfig *config)
 	char	   *kind;
 	char	  **units;
 	int			n_units;
+	int			path_level;
 
+	/* A per-row trigger carries no SET clause: pin the path here. */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	path_level = fairshare_pin_search_path();
 	values[0] = CStringGetTextDatum(name);
 	ret = SPI_execute_with_args("SELECT q.state, p.kind FROM fairshare.job_queues q "
 								"LEFT JOIN fairshare.scheduling_policies p ON p.name = q.scheduling_policy "
@@ -141,6 +144,7 @@ load_queue(const char *name, QueueConfig *config)
 		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
 	if (SPI_processed == 0)
 	{
+		fairshare_unpin_search_path(path_level);
 		SPI_finish();
 		return false;
 	}
@@ -166,6 +170,7 @@ load_queue(const char *name, QueueConfig *config)
 		else
 			config->instance_types[config->n_instance_types++] = units[i];
 	}
+	fairshare_unpin_search_path(path_level);
 	SPI_finish();
 	return true;
 }

@@ -30,6 +30,7 @@
 
 #include "tables/config_cache.h"
 #include "tables/job_row.h"
+#include "tables/lookup.h"
 
 PG_FUNCTION_INFO_V1(fairshare_validate_job_submission);
 
@@ -439,14 +440,18 @@ check_job_options(const Submission *s)
 	Datum		values[2] = {s->values[COL_EVALUATE_ON_EXIT], s->values[COL_TAGS]};
 	char		nulls[2] = {s->isnull[COL_EVALUATE_ON_EXIT] ? 'n' : ' ',
 	s->isnull[COL_TAGS] ? 'n' : ' '};
+	int			path_level;
 
 	if (s->isnull[COL_EVALUATE_ON_EXIT] && s->isnull[COL_TAGS])
 		return;
+	/* A per-row trigger carries no SET clause: pin the path here. */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	path_level = fairshare_pin_search_path();
 	if (SPI_execute_with_args("SELECT fairshare._check_job_options($1, $2)",
 							  2, argtypes, values, nulls, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "fairshare._check_job_options failed");
+	fairshare_unpin_search_path(path_level);
 	SPI_finish();
 }
 

@@ -40,6 +40,7 @@
 #include "utils/snapmgr.h"
 
 #include "fairshare.h"
+#include "tables/lookup.h"
 #include "worker/dispatch.h"
 #include "worker/dispatcher.h"
 #include "worker/shared_state.h"
@@ -207,6 +208,12 @@ fairshare_dispatcher_main(Datum main_arg)
 		proc_exit(1);
 	}
 	BackgroundWorkerInitializeConnection(fairshare_database, NULL, 0);
+	/*
+	 * Every statement of this session runs as the superuser that owns it:
+	 * names must resolve to fairshare's and PostgreSQL's objects only, never
+	 * to what a user put in public or another schema on the default path.
+	 */
+	SetConfigOption("search_path", FAIRSHARE_SAFE_SEARCH_PATH, PGC_SUSET, PGC_S_OVERRIDE);
 	fairshare_dispatcher_set_database(MyDatabaseId);
 	ereport(LOG, (errmsg("fairshare dispatcher started for database \"%s\"", fairshare_database)));
 
