@@ -130,10 +130,17 @@ CREATE TABLE fairshare.capacity_limits (
 COMMENT ON TABLE fairshare.capacity_limits IS
 	'Instances an environment may run at once: in total (NUM_INSTANCES) or per instance type.';
 
+-- What the sender (src/aws/endpoint.c) would refuse in an endpoint_url or
+-- region, so that the table never holds what cannot be used; NULL if none.
+CREATE FUNCTION fairshare._endpoint_problem(endpoint_url text, region text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'fairshare_endpoint_problem'
+LANGUAGE C STABLE;
+
 CREATE FUNCTION fairshare._validate_service_environment()
 RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
-	host text;
+	problem text;
 BEGIN
 	IF TG_OP = 'UPDATE' AND NEW.name IS DISTINCT FROM OLD.name THEN
 		PERFORM fairshare._reject('22023',
@@ -142,24 +149,12 @@ BEGIN
 	END IF;
 	PERFORM fairshare._check_name('service environment', NEW.name);
 	PERFORM fairshare._check_state('service environment', NEW.state);
-	IF NEW.region IS NOT NULL AND NEW.region !~ '^[a-z]{2}(-[a-z]+)+-[0-9]+$' THEN
+	problem := fairshare._endpoint_problem(NEW.endpoint_url, NEW.region);
+	IF problem IS NOT NULL THEN
 		PERFORM fairshare._reject('22023',
-			format('invalid region "%s" for service environment "%s"', NEW.region, NEW.name),
-			'Use an AWS region name such as us-east-1, or NULL for fairshare.region.');
-	END IF;
-	IF NEW.endpoint_url IS NOT NULL THEN
-		host := substring(NEW.endpoint_url FROM '^https?://([^/:?#]+|\[[^]]+\])');
-		IF host IS NULL THEN
-			PERFORM fairshare._reject('22023',
-				format('invalid endpoint_url "%s" for service environment "%s"', NEW.endpoint_url, NEW.name),
-				'Use https://host[:port], or NULL for the default endpoint.');
-		END IF;
-		IF NEW.endpoint_url LIKE 'http://%'
-		   AND host NOT IN ('127.0.0.1', 'localhost', '[::1]') THEN
-			PERFORM fairshare._reject('22023',
-				format('plain http endpoint "%s" is only allowed on the loopback interface', NEW.endpoint_url),
-				'Use https:// for any endpoint that is not 127.0.0.1, localhost or [::1].');
-		END IF;
+			format('service environment "%s": %s', NEW.name, problem),
+			'Use https://host[:port] (plain http only to 127.0.0.1, localhost or [::1]) with no user name, '
+			'password, query or fragment, and a region such as us-east-1; NULL means the default.');
 	END IF;
 	RETURN NEW;
 END

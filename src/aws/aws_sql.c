@@ -18,6 +18,7 @@
 #include "pg_prelude.h"
 
 #include "aws/credentials.h"
+#include "aws/redact.h"
 #include "aws/sigv4.h"
 
 PG_FUNCTION_INFO_V1(fairshare_sigv4_sign);
@@ -273,20 +274,6 @@ fairshare_sigv4_sign(PG_FUNCTION_ARGS)
 	PG_RETURN_JSONB_P(result);
 }
 
-/* All but the last four characters replaced by '*', as "aws configure list". */
-static char *
-mask_key(const char *key)
-{
-	size_t		n = strlen(key);
-	char	   *m = palloc(n + 1);
-	size_t		i;
-
-	for (i = 0; i < n; i++)
-		m[i] = (n > 4 && i >= n - 4) ? key[i] : '*';
-	m[n] = '\0';
-	return m;
-}
-
 /*
  * fairshare.aws_credentials_info() RETURNS jsonb
  *
@@ -306,7 +293,7 @@ fairshare_aws_credentials_info(PG_FUNCTION_ARGS)
 
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	push_string(&state, "source", fs_aws_source_name(c->source));
-	push_string(&state, "access_key_id", mask_key(c->access_key_id));
+	push_string(&state, "access_key_id", fs_aws_mask_key(c->access_key_id));
 	push_bool(&state, "has_session_token", c->session_token != NULL);
 	push_string(&state, "expires_at", c->expires ? fs_aws_iso8601(c->expires_at) : NULL);
 	push_string(&state, "refresh_at", c->expires ? fs_aws_iso8601(c->refresh_at) : NULL);

@@ -1101,6 +1101,29 @@ fs_aws_get_credentials(void)
 	return NULL;				/* keep compiler quiet */
 }
 
+bool
+fs_aws_valid_region(const char *region)
+{
+	const char *p = region;
+	int			parts = 0;
+
+	/* two letters, then one or more "-letters" parts, then "-digits" */
+	if (strlen(region) > 64 || !(p[0] >= 'a' && p[0] <= 'z') || !(p[1] >= 'a' && p[1] <= 'z'))
+		return false;
+	p += 2;
+	while (p[0] == '-' && p[1] >= 'a' && p[1] <= 'z')
+	{
+		for (p++; *p >= 'a' && *p <= 'z'; p++)
+			;
+		parts++;
+	}
+	if (parts == 0 || p[0] != '-' || !(p[1] >= '0' && p[1] <= '9'))
+		return false;
+	for (p++; *p >= '0' && *p <= '9'; p++)
+		;
+	return *p == '\0';
+}
+
 const char *
 fs_aws_region(void)
 {

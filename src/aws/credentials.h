@@ -84,4 +84,11 @@ extern char *fs_aws_iso8601(TimestampTz t);
  */
 extern const char *fs_aws_region(void);
 
+/*
+ * An AWS region name: two letters, one or more "-letters" parts and a
+ * "-digits" part ("us-east-1", "us-gov-west-1", "eu-isoe-west-1").  It
+ * becomes part of the default endpoint's host name and of every signature.
+ */
+extern bool fs_aws_valid_region(const char *region);
+
 #endif							/* FAIRSHARE_CREDENTIALS_H */

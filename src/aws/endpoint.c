@@ -33,32 +33,12 @@ is_set(const char *s)
 }
 
 /*
- * An AWS region name as it appears in endpoint host names and credential
- * scopes: lower-case letters, digits and hyphens ("us-east-1",
- * "us-gov-west-1", "eu-isoe-west-1").  Checked because it becomes part of
- * the default URL's host name.
- */
-static bool
-valid_region(const char *region)
-{
-	size_t		n = strlen(region);
-	const char *p;
-
-	if (n == 0 || n > 64 || region[0] == '-' || region[n - 1] == '-')
-		return false;
-	for (p = region; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
-			return false;
-	return true;
-}
-
-/*
  * The URL for a message: user information (which may hold a password) is
  * replaced by "***".  The authority is what follows "://" up to the first
  * '/', '?' or '#'; its user information ends at its last '@'.
  */
-static char *
-redact_url(const char *url)
+char *
+fs_sm_redact_url(const char *url)
 {
 	const char *auth = strstr(url, "://");
 	const char *end;
@@ -77,6 +57,22 @@ redact_url(const char *url)
 	return psprintf("%.*s***%s", (int) (auth - url), url, at);
 }
 
+const char *
+fs_sm_endpoint_url_problem(const char *url)
+{
+	bool		https;
+	bool		loopback;
+	const char *reason;
+
+	if (!fs_http_url_check_loopback(url, &https, &loopback, &reason))
+		return reason;
+	if (!https && !loopback)
+		return "plain http:// is allowed only to a loopback address (localhost, 127.0.0.0/8, ::1); use https://";
+	if (strchr(url, '?') != NULL)
+		return "a SageMaker endpoint has no query string";
+	return NULL;
+}
+
 bool
 fs_sm_resolve_endpoint(const char *env_endpoint_url, const char *env_region,
 					   char **url, char **region, const char **url_source,
@@ -86,8 +82,6 @@ fs_sm_resolve_endpoint(const char *env_endpoint_url, const char *env_region,
 	const char *src;
 	const char *r;
 	const char *reason;
-	bool		https;
-	bool		loopback;
 
 	*url = NULL;
 	*region = NULL;
@@ -100,9 +94,9 @@ fs_sm_resolve_endpoint(const char *env_endpoint_url, const char *env_region,
 		*why = pstrdup("no AWS region is configured: set the service environment's region, fairshare.region, or AWS_REGION in the server's environment");
 		return false;
 	}
-	if (!valid_region(r))
+	if (!fs_aws_valid_region(r))
 	{
-		*why = psprintf("\"%s\" is not a valid AWS region name (lower-case letters, digits and hyphens)", r);
+		*why = psprintf("\"%s\" is not a valid AWS region name, such as us-east-1", r);
 		return false;
 	}
 
@@ -129,16 +123,10 @@ fs_sm_resolve_endpoint(const char *env_endpoint_url, const char *env_region,
 		return true;
 	}
 
-	if (!fs_http_url_check_loopback(u, &https, &loopback, &reason))
+	if ((reason = fs_sm_endpoint_url_problem(u)) != NULL)
 	{
 		*why = psprintf("SageMaker endpoint \"%s\" (from %s) is refused: %s",
-						redact_url(u), src, reason);
-		return false;
-	}
-	if (!https && !loopback)
-	{
-		*why = psprintf("SageMaker endpoint \"%s\" (from %s) is refused: plain http:// is allowed only to a loopback address (localhost, 127.0.0.0/8, ::1); use https://",
-						redact_url(u), src);
+						fs_sm_redact_url(u), src, reason);
 		return false;
 	}
 	*url = pstrdup(u);

@@ -312,7 +312,16 @@ url_check(const char *url, bool *is_https, HostKind *kind, const char **why)
 		*why = "out of memory";
 		return false;
 	}
-	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	for (const unsigned char *p = (const unsigned char *) url; *p; p++)
+		if (*p <= ' ' || *p == 0x7f)
+		{
+			curl_url_cleanup(u);
+			*why = "it contains a blank or a control character";
+			return false;
+		}
+	if (strchr(url, '#') != NULL)
+		*why = "it must not contain a #fragment";
+	else if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
 		curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 		curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
 		*why = "it is not a valid absolute URL";

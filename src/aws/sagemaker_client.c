@@ -90,6 +90,7 @@
 #include "aws/credentials.h"
 #include "aws/curl_prelude.h"
 #include "aws/http.h"
+#include "aws/redact.h"
 #include "aws/sagemaker_client.h"
 #include "aws/sigv4.h"
 #include "fairshare.h"
@@ -796,7 +797,9 @@ parse_body(FsSmClient *c, const char *data, size_t len, const char **problem)
 	}
 	PG_TRY();
 	{
-		char	   *text = pg_any_to_server(data, len, PG_UTF8);
+		/* Nothing AWS quotes back may keep a credential (aws/redact.h). */
+		char	   *text = fs_aws_redact(pg_any_to_server(data, len, PG_UTF8),
+										 fs_aws_credentials_without_fetch());
 		JsonLexContext *lex = makeJsonLexContextCstringLen(text, strlen(text),
 														   GetDatabaseEncoding(), true);
 

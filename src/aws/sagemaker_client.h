@@ -264,14 +264,26 @@ extern const char *fs_sm_error_class_name(FsSmErrorClass cls);
  * ("service environment", "fairshare.endpoint_url",
  * "AWS_ENDPOINT_URL_SAGEMAKER" or "regional default") and returns true.
  * Returns false with *why (palloc'd, no secret) when there is no region,
- * the region is not a valid region name, or the URL is refused: not
- * http(s), user information in it, or plain http to a host that is not a
- * loopback literal.  Never raises for bad input.
+ * the region is not a valid region name (fs_aws_valid_region), or the
+ * URL is refused (fs_sm_endpoint_url_problem).  Never raises for bad input.
  */
 extern bool fs_sm_resolve_endpoint(const char *env_endpoint_url,
 								   const char *env_region,
 								   char **url, char **region,
 								   const char **url_source, char **why);
+
+/*
+ * Why a SageMaker endpoint URL would be refused when a call is sent to it,
+ * or NULL when it is fine: not an absolute http(s) URL, user information
+ * (a password) in it, a fragment, a query string, a blank or control
+ * character, or plain http to a host that is not a loopback literal.  The
+ * service environments table checks its endpoint_url with this too, so it
+ * never holds a URL the sender would refuse.
+ */
+extern const char *fs_sm_endpoint_url_problem(const char *url);
+
+/* url with its user information (which may hold a password) as "***". */
+extern char *fs_sm_redact_url(const char *url);
 
 /*
  * For tests and monitoring: curl easy and multi handles alive in this

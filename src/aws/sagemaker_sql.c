@@ -30,6 +30,7 @@
 
 PG_FUNCTION_INFO_V1(fairshare_sagemaker_call);
 PG_FUNCTION_INFO_V1(fairshare_sagemaker_endpoint);
+PG_FUNCTION_INFO_V1(fairshare_endpoint_problem);
 PG_FUNCTION_INFO_V1(fairshare_sagemaker_batch);
 PG_FUNCTION_INFO_V1(fairshare_sagemaker_wait_test);
 PG_FUNCTION_INFO_V1(fairshare_sagemaker_client_stats);
@@ -272,13 +273,42 @@ fairshare_sagemaker_endpoint(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s", why),
-				 errhint("An endpoint must be https://, or http:// to a loopback address; a region is lower-case letters, digits and hyphens.")));
+				 errhint("An endpoint must be https://, or http:// to a loopback address; a region is a name such as us-east-1.")));
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	push_kv(&st, "url", url);
 	push_kv(&st, "region", region);
 	push_kv(&st, "source", source);
 	out = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	PG_RETURN_JSONB_P(JsonbValueToJsonb(out));
+}
+
+/*
+ * fairshare._endpoint_problem(endpoint_url text, region text) RETURNS text
+ *
+ * What is wrong with a service environment's endpoint_url and region, by
+ * the sender's own rules (NULL: nothing, or not set).  The URL is quoted
+ * without its user information.
+ */
+Datum
+fairshare_endpoint_problem(PG_FUNCTION_ARGS)
+{
+	if (!PG_ARGISNULL(1))
+	{
+		char	   *region = text_to_cstring(PG_GETARG_TEXT_PP(1));
+
+		if (!fs_aws_valid_region(region))
+			PG_RETURN_TEXT_P(cstring_to_text(psprintf("invalid region \"%s\"", region)));
+	}
+	if (!PG_ARGISNULL(0))
+	{
+		char	   *url = text_to_cstring(PG_GETARG_TEXT_PP(0));
+		const char *reason = fs_sm_endpoint_url_problem(url);
+
+		if (reason != NULL)
+			PG_RETURN_TEXT_P(cstring_to_text(psprintf("endpoint_url \"%s\" is refused: %s",
+													  fs_sm_redact_url(url), reason)));
+	}
+	PG_RETURN_NULL();
 }
 
 /* -------------------------------------------------------- _sagemaker_batch */

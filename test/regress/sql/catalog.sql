@@ -106,7 +106,15 @@ INSERT INTO bad_admin (what, stmt) VALUES
 ('strategy changed to RESERVE keeping a borrow limit', $$UPDATE fairshare.quota_shares SET strategy = 'RESERVE' WHERE name = 'Sweeps'$$),
 ('quota limit for unknown share',	$$INSERT INTO fairshare.quota_share_limits VALUES ('p4-quota', 'Nope', 'NUM_INSTANCES', 1)$$),
 ('quota limit unit unknown',		$$INSERT INTO fairshare.quota_share_limits VALUES ('p4-quota', 'ProdExp1', 'gpu', 1)$$),
-('quota limit negative',			$$INSERT INTO fairshare.quota_share_limits VALUES ('p4-quota', 'ProdExp2', 'NUM_INSTANCES', -5)$$);
+('quota limit negative',			$$INSERT INTO fairshare.quota_share_limits VALUES ('p4-quota', 'ProdExp2', 'NUM_INSTANCES', -5)$$),
+-- what the sender would refuse never reaches the table, and a password in
+-- a URL is not echoed
+('endpoint with a password',		$$INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('e1', 'https://admin:hunter2@sagemaker.example.com')$$),
+('endpoint given a password',		$$UPDATE fairshare.service_environments SET endpoint_url = 'https://:hunter2@sagemaker.example.com' WHERE name = 'p4-reservation'$$),
+('endpoint with a fragment',		$$INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('e1', 'https://sagemaker.example.com/#x')$$),
+('endpoint with a newline',			$$INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('e1', E'https://sagemaker.example.com/\nHost: evil')$$),
+('endpoint with a query',			$$INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('e1', 'https://sagemaker.example.com/?a=b')$$),
+('region with a dot',				$$INSERT INTO fairshare.service_environments (name, region) VALUES ('e1', 'us-east-1.evil.com')$$);
 
 CREATE TEMP TABLE before AS SELECT pg_temp.admin_rows() AS n;
 \pset format unaligned
