@@ -39,9 +39,11 @@ int			fairshare_retention_s = 30 * 86400;
 void		_PG_init(void);
 
 /*
- * Training job names are prefix || job_id || '-' || attempt and must match
- * SageMaker's [a-zA-Z0-9](-*[a-zA-Z0-9])* in at most 63 characters; keeping
- * the prefix to 40 characters leaves room for any job id and attempt.
+ * Training job names are prefix || installation || '-' || job_id || '-' ||
+ * attempt (src/tables/installation.c) and must match SageMaker's
+ * [a-zA-Z0-9](-*[a-zA-Z0-9])* in at most 63 characters; keeping the prefix
+ * to FAIRSHARE_JOB_NAME_PREFIX_MAX characters leaves room for the
+ * installation's 8 hex digits, any job id and attempt.
  */
 static bool
 check_job_name_prefix(char **newval, void **extra, GucSource source)
@@ -49,9 +51,10 @@ check_job_name_prefix(char **newval, void **extra, GucSource source)
 	const char *p = *newval;
 	size_t		len = strlen(p);
 
-	if (len == 0 || len > 40)
+	if (len == 0 || len > FAIRSHARE_JOB_NAME_PREFIX_MAX)
 	{
-		GUC_check_errmsg("fairshare.job_name_prefix must be 1 to 40 characters long");
+		GUC_check_errmsg("fairshare.job_name_prefix must be 1 to %d characters long",
+						 FAIRSHARE_JOB_NAME_PREFIX_MAX);
 		return false;
 	}
 	if (!isalnum((unsigned char) p[0]))

@@ -29,6 +29,9 @@ extern int	fairshare_starvation_seconds;
 extern int	fairshare_backfill_allowance_s;
 extern int	fairshare_retention_s;
 
+/* 63 (SageMaker) - 8 (installation) - 19 (job id) - 2 (attempt) - 2 hyphens */
+#define FAIRSHARE_JOB_NAME_PREFIX_MAX 32
+
 /*
  * A scheduling pass that places thousands of jobs takes a while, and the
  * dispatcher runs passes in the same process as its SageMaker calls.  It

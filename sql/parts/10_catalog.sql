@@ -706,3 +706,35 @@ COMMENT ON TABLE fairshare.job_events IS
 	'Every status transition of every job, written in the transaction that made it.';
 CREATE INDEX job_events_job_idx ON fairshare.job_events (job_id, event_id);
 CREATE INDEX job_events_at_idx ON fairshare.job_events (at);
+
+------------------------------------------------------------------------------
+-- The installation
+------------------------------------------------------------------------------
+
+-- Who "we" are at SageMaker.  Another installation (a second database, or
+-- this one dropped and created again) hands out the same job ids, and so
+-- could hand out the same training job names; the dispatcher adopts an
+-- existing training job only when its tags carry this id and its job's id.
+-- Drawn when the extension is created; pg_dump keeps it, so a restored copy
+-- (or a standby, which replicates it) is the same installation.  A restore
+-- runs CREATE EXTENSION, which draws a new row, and then copies the
+-- original's beside it: the oldest row is the installation, so the
+-- original's wins.
+CREATE TABLE fairshare.installation (
+	installation_id	uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+	created_at		timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE fairshare.installation IS
+	'This installation''s id (the oldest row): in every training job name (its first 8 hex digits) '
+	'and in the fairshare:installation tag, checked before an existing training job is adopted.';
+
+INSERT INTO fairshare.installation DEFAULT VALUES;
+
+-- The installation id, for tags, names and people who compare installations.
+CREATE FUNCTION fairshare.installation_id()
+RETURNS uuid LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT installation_id FROM fairshare.installation ORDER BY created_at, installation_id LIMIT 1
+$$;
+COMMENT ON FUNCTION fairshare.installation_id() IS
+	'This installation''s id (drawn by CREATE EXTENSION, kept by pg_dump and on standbys).';

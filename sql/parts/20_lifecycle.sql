@@ -60,6 +60,11 @@ BEGIN
 					format('invalid tag "%s"', tag.key),
 					'Tag keys are 1 to 128 characters and values are strings of at most 256.');
 			END IF;
+			IF lower(tag.key) LIKE 'fairshare:%' OR lower(tag.key) LIKE 'aws:%' THEN
+				PERFORM fairshare._reject('22023',
+					format('tag key "%s" is reserved', tag.key),
+					'fairshare sets the fairshare: tags of every training job itself, and AWS the aws: ones.');
+			END IF;
 		END LOOP;
 	END IF;
 END
@@ -104,12 +109,14 @@ $$;
 COMMENT ON FUNCTION fairshare.valid_transition(fairshare.job_status, fairshare.job_status) IS
 	'true when a job may go from old_status to new_status (design section 3)';
 
--- The training job name of an attempt: prefix, job id, attempt number.
+-- The training job name of an attempt: fairshare.job_name_prefix, the
+-- installation's first 8 hex digits, the job id and the attempt number
+-- (src/tables/installation.c, the one definition).
 CREATE FUNCTION fairshare.training_job_name(job_id bigint, attempt integer)
-RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
-	SELECT coalesce(nullif(current_setting('fairshare.job_name_prefix', true), ''), 'fairshare-')
-		   || job_id || '-' || attempt
-$$;
+RETURNS text
+AS 'MODULE_PATHNAME', 'fairshare_training_job_name_sql'
+LANGUAGE C STABLE STRICT
+SET search_path = pg_catalog, fairshare, pg_temp;
 
 -- The state machine itself is C (src/tables/transition.c): it runs for
 -- every placement and every status change.  It changes only the row.

@@ -37,6 +37,7 @@ RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_te
 				|| coalesce((SELECT jsonb_agg(jsonb_build_object('Key', key, 'Value', value) ORDER BY key)
 							   FROM jsonb_each_text(job.tags)), '[]')
 				|| jsonb_build_array(
+					   jsonb_build_object('Key', 'fairshare:installation', 'Value', fairshare.installation_id()::text),
 					   jsonb_build_object('Key', 'fairshare:job-id', 'Value', job.job_id::text),
 					   jsonb_build_object('Key', 'fairshare:job-queue', 'Value', job.job_queue)))
 $$;

@@ -13,7 +13,8 @@ BEGIN
 	FOREACH t IN ARRAY ARRAY['service_environments', 'capacity_limits', 'scheduling_policies',
 							 'share_distribution', 'job_queues', 'queue_environments', 'quota_shares',
 							 'quota_share_limits', 'jobs', 'job_attempts', 'job_events', 'share_usage',
-							 'capacity_backoffs', 'utilization_history', 'alert_conditions', 'alert_events']
+							 'capacity_backoffs', 'utilization_history', 'alert_conditions', 'alert_events',
+							 'installation']
 	LOOP
 		PERFORM pg_catalog.pg_extension_config_dump(('fairshare.' || t)::regclass, '');
 	END LOOP;

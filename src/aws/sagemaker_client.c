@@ -210,7 +210,8 @@ static const char *const operation_names[FS_SM_NUM_OPERATIONS] = {
 	"CreateTrainingJob",
 	"DescribeTrainingJob",
 	"StopTrainingJob",
-	"ListTrainingJobs"
+	"ListTrainingJobs",
+	"ListTags"
 };
 
 static const char *const error_class_names[FS_SM_NUM_ERROR_CLASSES] = {

@@ -73,10 +73,11 @@ typedef enum FsSmOperation
 	FS_SM_CREATE_TRAINING_JOB,
 	FS_SM_DESCRIBE_TRAINING_JOB,
 	FS_SM_STOP_TRAINING_JOB,
-	FS_SM_LIST_TRAINING_JOBS
+	FS_SM_LIST_TRAINING_JOBS,
+	FS_SM_LIST_TAGS
 } FsSmOperation;
 
-#define FS_SM_NUM_OPERATIONS 4
+#define FS_SM_NUM_OPERATIONS 5
 
 /*
  * How a call ended.  Everything but FS_SM_OK is final: the engine has

@@ -52,13 +52,13 @@ operation_arg(FunctionCallInfo fcinfo, int argno)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("operation must not be null"),
-				 errhint("Use CreateTrainingJob, DescribeTrainingJob, StopTrainingJob or ListTrainingJobs.")));
+				 errhint("Use CreateTrainingJob, DescribeTrainingJob, StopTrainingJob, ListTrainingJobs or ListTags.")));
 	name = text_to_cstring(PG_GETARG_TEXT_PP(argno));
 	if (!fs_sm_operation_from_name(name, &op))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("\"%s\" is not a SageMaker operation fairshare calls", name),
-				 errhint("Use CreateTrainingJob, DescribeTrainingJob, StopTrainingJob or ListTrainingJobs (spelt exactly so).")));
+				 errhint("Use CreateTrainingJob, DescribeTrainingJob, StopTrainingJob, ListTrainingJobs or ListTags (spelt exactly so).")));
 	return op;
 }
 

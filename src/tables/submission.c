@@ -35,6 +35,14 @@
 PG_FUNCTION_INFO_V1(fairshare_validate_job_submission);
 
 #define MAX_REQUEST_BYTES 10240
+
+/*
+ * The deepest CreateTrainingJob shape nests six levels (the request,
+ * InputDataConfig, a channel, DataSource, S3DataSource, AttributeNames);
+ * anything much deeper SageMaker cannot accept (it answers deep nesting
+ * with a 500 that would be retried), so it is refused here.
+ */
+#define MAX_REQUEST_DEPTH 10
 #define MAX_INSTANCE_COUNT 1000000
 #define MAX_INSTANCE_TYPES 10
 
@@ -261,6 +269,70 @@ check_queue_and_share(const Submission *s)
 	return queue;
 }
 
+/* How deeply arrays and objects nest in a request (the request is 1). */
+static int
+request_depth(Jsonb *request)
+{
+	JsonbIterator *it = JsonbIteratorInit(&request->root);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	int			depth = 0;
+	int			deepest = 0;
+
+	while ((tok = JsonbIteratorNext(&it, &v, false)) != WJB_DONE)
+	{
+		if (tok == WJB_BEGIN_ARRAY || tok == WJB_BEGIN_OBJECT)
+		{
+			depth++;
+			deepest = Max(deepest, depth);
+		}
+		else if (tok == WJB_END_ARRAY || tok == WJB_END_OBJECT)
+			depth--;
+	}
+	return deepest;
+}
+
+/*
+ * The request's SageMaker Tags may not use the keys fairshare adds itself
+ * ("fairshare:...": the installation and job id that prove a training job
+ * ours) nor AWS's own ("aws:...", which SageMaker refuses).
+ */
+static void
+check_request_tags(Jsonb *request)
+{
+	JsonbValue *tags = object_field(&request->root, "Tags");
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	if (tags == NULL)
+		return;
+	if (tags->type != jbvBinary || !JsonContainerIsArray(tags->val.binary.data))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("request Tags must be a JSON array of {\"Key\": ..., \"Value\": ...} objects")));
+	it = JsonbIteratorInit(tags->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		JsonbValue *key;
+
+		if (tok != WJB_ELEM)
+			continue;
+		if (!is_object(&v) || (key = object_field(v.val.binary.data, "Key")) == NULL ||
+			key->type != jbvString)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("request Tags must be a JSON array of {\"Key\": ..., \"Value\": ...} objects")));
+		if ((key->val.string.len >= 10 && pg_strncasecmp(key->val.string.val, "fairshare:", 10) == 0) ||
+			(key->val.string.len >= 4 && pg_strncasecmp(key->val.string.val, "aws:", 4) == 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("request tag key \"%.*s\" is reserved",
+							key->val.string.len, key->val.string.val),
+					 errhint("fairshare sets the fairshare: tags of every training job itself, and AWS the aws: ones.")));
+	}
+}
+
 /*
  * Check the request and return its ResourceConfig's InstanceCount (0 when
  * absent) and InstanceType (NULL when absent).
@@ -308,7 +380,14 @@ check_request(const Submission *s, int *request_count, char **request_type)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("request must not set TrainingJobName"),
-				 errhint("fairshare names each attempt's training job: fairshare.job_name_prefix, the job id and the attempt number.")));
+				 errhint("fairshare names each attempt's training job: fairshare.job_name_prefix, the installation, the job id and the attempt number.")));
+	if (request_depth(request) > MAX_REQUEST_DEPTH)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("request nests arrays and objects %d levels deep; at most %d are allowed",
+						request_depth(request), MAX_REQUEST_DEPTH),
+				 errhint("No CreateTrainingJob field nests that deep; SageMaker would refuse the request.")));
+	check_request_tags(request);
 
 	*request_count = 0;
 	*request_type = NULL;

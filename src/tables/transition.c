@@ -30,6 +30,7 @@
 #include "utils/rel.h"
 
 #include "fairshare.h"
+#include "tables/installation.h"
 #include "tables/job_row.h"
 
 PG_FUNCTION_INFO_V1(fairshare_job_transition);
@@ -116,16 +117,6 @@ static void
 set_now(JobRow *row, JobColumn c)
 {
 	fairshare_job_row_set(row, c, TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), false);
-}
-
-/* prefix || job_id || '-' || attempt, as fairshare.training_job_name() */
-static Datum
-training_job_name(int64 job_id, int attempt)
-{
-	const char *prefix = fairshare_job_name_prefix && fairshare_job_name_prefix[0] ?
-		fairshare_job_name_prefix : "fairshare-";
-
-	return CStringGetTextDatum(psprintf("%s" INT64_FORMAT "-%d", prefix, job_id, attempt));
 }
 
 static void
@@ -225,7 +216,8 @@ fairshare_job_transition(PG_FUNCTION_ARGS)
 				fairshare_job_row_set(&new_row, COL_ATTEMPTS, Int32GetDatum(attempt), false);
 				if (new_row.isnull[COL_TRAINING_JOB_NAME])
 					fairshare_job_row_set(&new_row, COL_TRAINING_JOB_NAME,
-										  training_job_name(job_id, attempt), false);
+										  CStringGetTextDatum(fairshare_training_job_name(job_id, attempt)),
+										  false);
 				set_null(&new_row, COL_TRAINING_JOB_ARN);
 				set_now(&new_row, COL_SCHEDULED_AT);
 				set_null(&new_row, COL_STARTED_AT);

@@ -20,6 +20,13 @@
  *	   not be written, is *suspect*: it is looked up with
  *	   DescribeTrainingJob first, and created only if SageMaker does not
  *	   know it.  ResourceInUse on a create is still adopted, should it come.
+ *	 - A training job this process did not see itself create (ResourceInUse,
+ *	   or one a lookup found) is adopted only once ListTags shows it is this
+ *	   installation's and this job's (the fairshare:installation and
+ *	   fairshare:job-id tags every create carries).  Another installation's
+ *	   job of the same name (a second database, this one dropped and created
+ *	   again, a failover that lost the end of the WAL) is never reported as
+ *	   ours and never stopped: the attempt fails with a reason that says so.
  *	 - A stop request for an attempt that was never sent is carried out
  *	   without calling SageMaker: it never started.
  *	 - Every other stop is a StopTrainingJob; the job keeps its capacity
@@ -47,6 +54,7 @@
 
 #include "aws/sagemaker_client.h"
 #include "fairshare.h"
+#include "tables/installation.h"
 #include "worker/dispatch.h"
 #include "worker/dispatcher.h"
 
@@ -80,6 +88,7 @@ typedef struct AttemptTrack
 	char		name[TRAINING_JOB_NAME_MAX];	/* the attempt it is about */
 	bool		in_flight;		/* a call for this attempt is outstanding */
 	bool		exists;			/* SageMaker knows it (we created it, or saw it) */
+	bool		owned;			/* proven ours: we created it, or its tags say so */
 	bool		suspect;		/* may exist: describe before creating */
 	bool		seen;			/* in this turn's work */
 	TimestampTz next_describe;
@@ -106,6 +115,7 @@ typedef struct OutcomeBatch
 struct FairshareDispatch
 {
 	FsSmClient *client;
+	char		installation_id[64];	/* fairshare.installation, read every turn */
 	HTAB	   *tracks;
 	TimestampTz started_at;		/* attempts placed before this are suspect */
 	bool		turn_needed;	/* an outcome changed what a pass would decide */
@@ -358,6 +368,102 @@ name_request(const char *name)
 	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
 }
 
+/* {"ResourceArn": arn, "MaxResults": 100}: fairshare's tags come with the first page. */
+static Jsonb *
+list_tags_request(const char *arn)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue	k,
+				v;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	k.type = jbvString;
+	k.val.string.val = "ResourceArn";
+	k.val.string.len = strlen("ResourceArn");
+	pushJsonbValue(&state, WJB_KEY, &k);
+	v.type = jbvString;
+	v.val.string.val = (char *) arn;
+	v.val.string.len = strlen(arn);
+	pushJsonbValue(&state, WJB_VALUE, &v);
+	k.val.string.val = "MaxResults";
+	k.val.string.len = strlen("MaxResults");
+	pushJsonbValue(&state, WJB_KEY, &k);
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(100);
+	pushJsonbValue(&state, WJB_VALUE, &v);
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}
+
+/* The Value of the tag with this Key in a ListTags answer, or NULL. */
+static char *
+tag_value(Jsonb *response, const char *key)
+{
+	JsonbValue	k;
+	JsonbValue *tags;
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	if (response == NULL || !JB_ROOT_IS_OBJECT(response))
+		return NULL;
+	k.type = jbvString;
+	k.val.string.val = "Tags";
+	k.val.string.len = 4;
+	tags = findJsonbValueFromContainer(&response->root, JB_FOBJECT, &k);
+	if (tags == NULL || tags->type != jbvBinary || !JsonContainerIsArray(tags->val.binary.data))
+		return NULL;
+	it = JsonbIteratorInit(tags->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		JsonbValue *tk;
+		JsonbValue *tv;
+
+		if (tok != WJB_ELEM || v.type != jbvBinary || !JsonContainerIsObject(v.val.binary.data))
+			continue;
+		k.val.string.val = "Key";
+		k.val.string.len = 3;
+		tk = findJsonbValueFromContainer(v.val.binary.data, JB_FOBJECT, &k);
+		k.val.string.val = "Value";
+		k.val.string.len = 5;
+		tv = findJsonbValueFromContainer(v.val.binary.data, JB_FOBJECT, &k);
+		if (tk != NULL && tk->type == jbvString && tv != NULL && tv->type == jbvString &&
+			tk->val.string.len == strlen(key) && memcmp(tk->val.string.val, key, tk->val.string.len) == 0)
+			return pnstrdup(tv->val.string.val, tv->val.string.len);
+	}
+	return NULL;
+}
+
+/*
+ * Is the training job whose ListTags answer this is the attempt t's own?
+ * Its fairshare:installation tag must be this installation's and its
+ * fairshare:job-id tag t's job.  An attempt placed before fairshare
+ * tagged installations (its name has no installation part) has no
+ * installation tag; it is adopted on its job id and queue tags.  Otherwise
+ * *why says whose it is.
+ */
+static bool
+ours_by_tags(const FairshareDispatch *d, const AttemptTrack *t, Jsonb *tags, char **why)
+{
+	char	   *installation = tag_value(tags, "fairshare:installation");
+	char	   *job = tag_value(tags, "fairshare:job-id");
+	char	   *own_job = psprintf(INT64_FORMAT, t->job_id);
+	char	   *first = fairshare_training_job_name_for(d->installation_id, t->job_id, 1);
+	bool		named_with_installation;
+
+	/* named as now, with the installation: all of the first attempt's name but its "1" */
+	named_with_installation = strncmp(t->name, first, strlen(first) - 1) == 0;
+	if (job != NULL && strcmp(job, own_job) == 0 &&
+		(installation != NULL ? strcmp(installation, d->installation_id) == 0 :
+		 !named_with_installation && tag_value(tags, "fairshare:job-queue") != NULL))
+		return true;
+	*why = psprintf("TrainingJobNameConflict: a training job named %s already exists in SageMaker and is not "
+					"this attempt's (its fairshare:installation tag is %s, its fairshare:job-id tag %s; "
+					"this is installation %s, job %s); fairshare did not adopt it",
+					t->name, installation ? installation : "missing", job ? job : "missing",
+					d->installation_id, own_job);
+	return false;
+}
+
 /*
  * Send CreateTrainingJob for the n attempts of a turn that need one.  Their
  * bodies are read in one short transaction, committed before any is
@@ -544,6 +650,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 
 	/* The placed attempts and what each needs. */
 	begin_short_xact("fairshare dispatcher: work");
+	strlcpy(d->installation_id, fairshare_installation_id(), sizeof(d->installation_id));
 	if (SPI_execute("SELECT j.job_id, j.training_job_name, j.training_job_arn IS NOT NULL, "
 					"j.stop_kind IS NOT NULL AND j.stop_sent_at IS NULL, e.endpoint_url, e.region, "
 					"j.scheduled_at "
@@ -600,6 +707,8 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 			strlcpy(t->name, names[i], TRAINING_JOB_NAME_MAX);
 			t->in_flight = false;
 			t->exists = has_arn[i];
+			/* an ARN is written only for a create of ours or a proven adoption */
+			t->owned = has_arn[i];
 			/* Placed before we started: a previous dispatcher may have sent it. */
 			t->suspect = !has_arn[i] && placed_before[i];
 			t->next_describe = now;
@@ -608,7 +717,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 		strlcpy(t->endpoint_url, endpoints[i] ? endpoints[i] : "", sizeof(t->endpoint_url));
 		strlcpy(t->region, regions[i] ? regions[i] : "", sizeof(t->region));
 		if (has_arn[i])
-			t->exists = true;
+			t->exists = t->owned = true;
 		if (t->in_flight)
 			continue;
 
@@ -624,9 +733,10 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 		}
 		else if (stop_wanted[i])
 		{
-			if (t->exists)
+			/* never stop a training job not proven ours: look it up first */
+			if (t->exists && t->owned)
 				send_call(d, t, FS_SM_STOP_TRAINING_JOB, name_request(t->name));
-			else if (t->suspect)
+			else if (t->exists || t->suspect)
 				send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, name_request(t->name));
 			else
 				cancel_unsent(d, t);
@@ -858,7 +968,7 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 					{
 						char	   *arn = jsonb_string_field(r->response, "TrainingJobArn");
 
-						t->exists = true;
+						t->exists = t->owned = true;
 						t->suspect = false;
 						t->next_describe = next_poll;
 						if (arn)
@@ -866,8 +976,13 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 					}
 					break;
 				case FS_SM_RESOURCE_IN_USE:
-					/* It exists already (a lost answer, or a previous dispatcher): adopt it. */
+					/*
+					 * It exists already: a lost answer, a previous dispatcher
+					 * -- or another installation's job of the same name.  The
+					 * lookup and its tags tell which.
+					 */
 					t->exists = true;
+					t->owned = false;
 					t->suspect = false;
 					t->next_describe = now;
 					break;
@@ -927,7 +1042,16 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 					t->exists = true;
 					t->suspect = false;
 					t->next_describe = next_poll;
-					queue_status(d, t, r->response);
+					if (t->owned)
+						queue_status(d, t, r->response);
+					else
+					{
+						/* Not seen created by us: prove it ours before anything is believed. */
+						char	   *arn = jsonb_string_field(r->response, "TrainingJobArn");
+
+						if (arn != NULL)
+							send_call(d, t, FS_SM_LIST_TAGS, list_tags_request(arn));
+					}
 					break;
 				case FS_SM_RESOURCE_NOT_FOUND:
 					if (t->exists)
@@ -957,6 +1081,45 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 					ereport(WARNING,
 							(errmsg("fairshare dispatcher: DescribeTrainingJob %s failed: %s",
 									t->name, failure_reason(r))));
+					break;
+			}
+			break;
+
+		case FS_SM_LIST_TAGS:
+			switch (r->error_class)
+			{
+				case FS_SM_OK:
+					{
+						char	   *why;
+
+						if (ours_by_tags(d, t, r->response, &why))
+						{
+							t->owned = true;
+							t->next_describe = now; /* now its status counts */
+						}
+						else
+						{
+							ereport(WARNING,
+									(errmsg("fairshare dispatcher: job " INT64_FORMAT ": %s", t->job_id, why),
+									 errhint("Give each installation sharing a SageMaker account its own fairshare.job_name_prefix.")));
+							if (apply_status(t->job_id, made_up_response(t->name, "Failed", why)) == OUTCOME_LEFT_PLACED)
+								d->turn_needed = true;
+							else
+								t->next_describe = next_poll;
+						}
+					}
+					break;
+				case FS_SM_RESOURCE_NOT_FOUND:
+					/* gone between the lookup and its tags: look again */
+					t->exists = false;
+					t->suspect = true;
+					t->next_describe = next_poll;
+					break;
+				default:
+					t->next_describe = next_poll;
+					note_call_trouble(t, psprintf("ListTags for %s, which shows whether the existing training job "
+												  "is this attempt's, failed (%s); it is tried again",
+												  t->name, failure_reason(r)));
 					break;
 			}
 			break;

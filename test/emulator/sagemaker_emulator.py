@@ -7,6 +7,8 @@ single-file server (Python standard library only) speaks the same wire
 protocol on 127.0.0.1:
 
 * CreateTrainingJob, DescribeTrainingJob, StopTrainingJob, ListTrainingJobs,
+  ListTags (the Tags of the create request, which fairshare reads to prove a
+  training job is its own before adopting it),
   with SageMaker's validation rules, error names, status codes and messages;
 * an independent SigV4 verifier (``verify_sigv4``) that checks every API
   request against the configured credentials -- it does not use botocore, so
@@ -55,7 +57,7 @@ ACCOUNT_ID = "123456789012"
 SERVICE = "sagemaker"
 TARGET_PREFIX = "SageMaker."
 OPERATIONS = ("CreateTrainingJob", "DescribeTrainingJob", "StopTrainingJob",
-              "ListTrainingJobs")
+              "ListTrainingJobs", "ListTags")
 CONTROL_PREFIX = "/_emulator"
 MAX_BODY_BYTES = 8 * 1024 * 1024
 INF = float("inf")
@@ -1034,6 +1036,37 @@ class Emulator:
             raise validation_error(c.problems)
         return name
 
+    def list_tags(self, req):
+        """ListTags of a training job, by its ARN: the Tags of its create
+        request, in order, paged as SageMaker pages them."""
+        if not isinstance(req, dict):
+            raise ApiError("SerializationException", "Start of structure or map found where not expected.")
+        c = Checker()
+        arn = c.string(req, "ResourceArn", "resourceArn", min_len=1, max_len=256)
+        max_results = c.integer(req, "MaxResults", "maxResults", required=False, minimum=50)
+        if isinstance(max_results, int) and max_results > 100:
+            c.fail(max_results, "maxResults", "Member must have value less than or equal to 100")
+        token = c.string(req, "NextToken", "nextToken", required=False, max_len=8192)
+        if c.problems:
+            raise validation_error(c.problems)
+        with self.lock:
+            job = next((j for j in self.jobs.values() if j.arn == arn), None)
+            if job is None:
+                raise ApiError("ValidationException",
+                               "Requested resource not found: %s" % arn)
+            tags = list(job.request.get("Tags") or [])
+        start = 0
+        if token:
+            try:
+                start = int(base64.urlsafe_b64decode(token.encode()).decode())
+            except (ValueError, TypeError):
+                raise ApiError("ValidationException", "Invalid pagination token: %s" % token)
+        end = start + (max_results or 50)
+        answer = {"Tags": tags[start:end]}
+        if end < len(tags):
+            answer["NextToken"] = base64.urlsafe_b64encode(str(end).encode()).decode()
+        return answer
+
     def list_training_jobs(self, req):
         if not isinstance(req, dict):
             raise ApiError("SerializationException", "Start of structure or map found where not expected.")
@@ -1286,7 +1319,8 @@ def check_default(key, value):
 API_METHODS = {"CreateTrainingJob": Emulator.create_training_job,
                "DescribeTrainingJob": Emulator.describe_training_job,
                "StopTrainingJob": Emulator.stop_training_job,
-               "ListTrainingJobs": Emulator.list_training_jobs}
+               "ListTrainingJobs": Emulator.list_training_jobs,
+               "ListTags": Emulator.list_tags}
 JSON_CONTENT_TYPE = "application/x-amz-json-1.1"
 
 

@@ -547,6 +547,28 @@ class TestOperations(EmulatorTest):
         self.assertApiError(self.emu.call("StopTrainingJob", {"TrainingJobName": "ghost"}),
                             "ValidationException", contains="Requested resource not found.")
 
+    def test_list_tags_returns_the_create_tags_in_pages(self):
+        tags = [{"Key": "k%02d" % i, "Value": "v%d" % i} for i in range(53)]
+        request = job_request("tagged-1", **HOLD)
+        request["Tags"] = tags[:50]
+        status, _, _ = self.emu.call("CreateTrainingJob", request)
+        self.assertEqual(status, 200)
+        arn = self.describe("tagged-1")["TrainingJobArn"]
+        status, _, body = self.emu.call("ListTags", {"ResourceArn": arn, "MaxResults": 100})
+        self.assertEqual((status, body), (200, {"Tags": tags[:50]}))
+        status, _, first = self.emu.call("ListTags", {"ResourceArn": arn})
+        self.assertEqual(status, 200)
+        self.assertEqual(len(first["Tags"]), 50)
+        self.assertNotIn("NextToken", first)
+        request = job_request("tagged-2", **HOLD)
+        status, _, _ = self.emu.call("CreateTrainingJob", request)
+        status, _, body = self.emu.call("ListTags", {"ResourceArn": self.describe("tagged-2")["TrainingJobArn"]})
+        self.assertEqual((status, body), (200, {"Tags": []}))
+        self.assertApiError(self.emu.call("ListTags", {"ResourceArn": arn.replace("tagged-1", "ghost")}),
+                            "ValidationException", contains="Requested resource not found")
+        self.assertApiError(self.emu.call("ListTags", {"ResourceArn": arn, "MaxResults": 101}),
+                            "ValidationException", contains="less than or equal to 100")
+
     def test_list_filters_sorting_and_pagination(self):
         names = ["list-%02d" % i for i in range(25)]
         for name in names:

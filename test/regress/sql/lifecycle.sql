@@ -4,6 +4,8 @@
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS fairshare CASCADE;
 CREATE EXTENSION fairshare;
+-- A fixed installation id, so that training job names read the same every run.
+UPDATE fairshare.installation SET installation_id = '5e7e57ed-0000-4000-8000-000000000001';
 RESET client_min_messages;
 \set SHOW_CONTEXT never
 

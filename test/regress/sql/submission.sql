@@ -3,6 +3,8 @@
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS fairshare CASCADE;
 CREATE EXTENSION fairshare;
+-- A fixed installation id, so that training job names read the same every run.
+UPDATE fairshare.installation SET installation_id = '5e7e57ed-0000-4000-8000-000000000001';
 RESET client_min_messages;
 \set SHOW_CONTEXT never
 
@@ -106,7 +108,16 @@ INSERT INTO bad_job (what, stmt) VALUES
 ('runnable_at set',					$$INSERT INTO fairshare.jobs (job_name, job_queue, request, runnable_at) VALUES ('j', 'fifo', pg_temp.req(), now() - interval '1 day')$$),
 ('submitted_by someone else',		$$INSERT INTO fairshare.jobs (job_name, job_queue, request, submitted_by) VALUES ('j', 'fifo', pg_temp.req(), 'mallory')$$),
 ('job_id given',					$$INSERT INTO fairshare.jobs (job_id, job_name, job_queue, request) VALUES (1000, 'j', 'fifo', pg_temp.req())$$),
-('one bad row in a batch',			$$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('ok-1', 'fifo', pg_temp.req()), ('bad one', 'fifo', pg_temp.req())$$);
+('one bad row in a batch',			$$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('ok-1', 'fifo', pg_temp.req()), ('bad one', 'fifo', pg_temp.req())$$),
+-- fairshare's own tags prove a training job belongs to this installation and job
+('request tag fairshare:job-id',	$$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('j', 'fifo', pg_temp.req() || '{"Tags": [{"Key": "team", "Value": "a"}, {"Key": "fairshare:job-id", "Value": "7"}]}')$$),
+('request tag FAIRSHARE:installation', $$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('j', 'fifo', pg_temp.req() || '{"Tags": [{"Key": "FAIRSHARE:installation", "Value": "x"}]}')$$),
+('request tag aws:',				$$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('j', 'fifo', pg_temp.req() || '{"Tags": [{"Key": "aws:cloudformation:stack", "Value": "x"}]}')$$),
+('request Tags not a list',			$$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('j', 'fifo', pg_temp.req() || '{"Tags": {"Key": "a"}}')$$),
+('tag fairshare:job-queue',			$$INSERT INTO fairshare.jobs (job_name, job_queue, request, tags) VALUES ('j', 'fifo', pg_temp.req(), '{"fairshare:job-queue": "other"}')$$),
+-- nothing SageMaker could accept nests this deep (it answers 500, forever)
+('request nested 11 deep',			$$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('j', 'fifo', pg_temp.req() || jsonb_build_object('HyperParameters', '{"a": [[[[[[[[["x"]]]]]]]]]}'::jsonb))$$),
+('request nested 4000 deep',		$$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('j', 'fifo', pg_temp.req() || jsonb_build_object('VpcConfig', (repeat('[', 4000) || repeat(']', 4000))::jsonb))$$);
 
 CREATE TEMP TABLE before AS SELECT count(*) AS n FROM fairshare.jobs;
 \pset format unaligned

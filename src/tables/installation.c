@@ -1,0 +1,81 @@
+/*-------------------------------------------------------------------------
+ *
+ * installation.c
+ *		This installation's id, and the training job names made from it.
+ *
+ * The id is fairshare.installation_id() (the oldest row of
+ * fairshare.installation, drawn by CREATE EXTENSION).  It goes into every training job name, so that another
+ * installation handing out the same job ids does not hand out the same
+ * names, and into the fairshare:installation tag, which the dispatcher
+ * reads before it adopts a training job it did not see itself create.
+ *
+ * Names are made once per placement, thousands per pass: the id is read at
+ * most once per transaction (a restore may change it under a long-lived
+ * backend, but not within a transaction of it).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include "storage/proc.h"
+
+#include "fairshare.h"
+#include "tables/installation.h"
+#include "tables/lookup.h"
+
+PG_FUNCTION_INFO_V1(fairshare_training_job_name_sql);
+
+static char cached_id[64];
+static LocalTransactionId cached_in = InvalidLocalTransactionId;
+
+const char *
+fairshare_installation_id(void)
+{
+	FairshareSavedUser saved;
+	bool		isnull;
+	Datum		id;
+
+	if (cached_in == MyProc->lxid && cached_id[0] != '\0')
+		return cached_id;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	saved = fairshare_become_catalog_owner();
+	if (SPI_execute("SELECT fairshare.installation_id()::text", true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not read fairshare.installation_id()");
+	id = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("fairshare.installation is empty"),
+				 errhint("Restore it from a backup of this installation, or, for a new installation, "
+						 "INSERT INTO fairshare.installation DEFAULT VALUES.")));
+	strlcpy(cached_id, TextDatumGetCString(id), sizeof(cached_id));
+	fairshare_restore_user(saved);
+	SPI_finish();
+	cached_in = MyProc->lxid;
+	return cached_id;
+}
+
+char *
+fairshare_training_job_name_for(const char *installation_id, int64 job_id, int attempt)
+{
+	const char *prefix = fairshare_job_name_prefix && fairshare_job_name_prefix[0] ?
+		fairshare_job_name_prefix : "fairshare-";
+
+	return psprintf("%s%.*s-" INT64_FORMAT "-%d", prefix, FAIRSHARE_INSTALLATION_NAME_CHARS,
+					installation_id, job_id, attempt);
+}
+
+char *
+fairshare_training_job_name(int64 job_id, int attempt)
+{
+	return fairshare_training_job_name_for(fairshare_installation_id(), job_id, attempt);
+}
+
+/* fairshare.training_job_name(job_id bigint, attempt integer) RETURNS text */
+Datum
+fairshare_training_job_name_sql(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(fairshare_training_job_name(PG_GETARG_INT64(0), PG_GETARG_INT32(1))));
+}
