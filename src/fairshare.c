@@ -15,7 +15,8 @@
 
 #include <ctype.h>
 
-#include "aws/http.h"
+#include "aws/credentials.h"
+#include "aws/sagemaker_client.h"
 #include "fairshare.h"
 #include "tables/config_cache.h"
 #include "worker/dispatcher.h"
@@ -28,6 +29,8 @@ int			fairshare_poll_interval_ms = 5000;
 int			fairshare_max_concurrent_requests = 16;
 int			fairshare_api_rate_limit = 20;
 char	   *fairshare_job_name_prefix = NULL;
+int			fairshare_create_retry_limit = 10;
+int			fairshare_create_retry_timeout_s = 1800;
 char	   *fairshare_region = NULL;
 char	   *fairshare_endpoint_url = NULL;
 int			fairshare_preemption_min_runtime_s = 300;
@@ -75,42 +78,48 @@ check_job_name_prefix(char **newval, void **extra, GucSource source)
 
 /*
  * The endpoint is readable by every user, so it must not carry credentials;
- * plain http is for a loopback emulator only (the client checks again).
+ * it is checked by the rule the sender applies (fs_sm_endpoint_url_problem),
+ * so that a value the sender would refuse is refused here, at SET.
  */
 static bool
 check_endpoint_url(char **newval, void **extra, GucSource source)
 {
-	const char *url = *newval;
-	const char *host;
-	size_t		host_len;
-	bool		https;
-	bool		loopback;
 	const char *why;
 
-	if (url[0] == '\0')
+	if ((*newval)[0] == '\0')
 		return true;
-	if (strncmp(url, "https://", 8) == 0)
-		host = url + 8;
-	else if (strncmp(url, "http://", 7) == 0)
-		host = url + 7;
-	else
+	if ((why = fs_sm_endpoint_url_problem(*newval)) != NULL)
 	{
-		GUC_check_errmsg("fairshare.endpoint_url must start with https:// (or http:// for a loopback emulator)");
+		GUC_check_errmsg("fairshare.endpoint_url is refused: %s", why);
+		GUC_check_errhint("Use https://host[:port] (plain http only to 127.0.0.1, localhost or [::1]), "
+						  "with no user name, password, query or fragment; empty means the default.");
 		return false;
 	}
-	host_len = strcspn(host, "/?#");
-	if (memchr(host, '@', host_len) != NULL)
+	return true;
+}
+
+/* The region goes into host names and signatures: a region name or empty. */
+static bool
+check_region(char **newval, void **extra, GucSource source)
+{
+	if ((*newval)[0] != '\0' && !fs_aws_valid_region(*newval))
 	{
-		GUC_check_errmsg("fairshare.endpoint_url must not contain user information");
-		GUC_check_errhint("Credentials come from the AWS credential chain, never from the URL.");
+		GUC_check_errmsg("\"%s\" is not an AWS region name", *newval);
+		GUC_check_errhint("Use a name such as us-east-1, or empty for AWS_REGION / AWS_DEFAULT_REGION.");
 		return false;
 	}
-	/* the rule the SageMaker client applies, on the URL as curl parses it */
-	if (url[4] == ':' &&
-		(!fs_http_url_check_loopback(url, &https, &loopback, &why) || !loopback))
+	return true;
+}
+
+/* An empty name would make the dispatcher fail to connect every two seconds. */
+static bool
+check_database(char **newval, void **extra, GucSource source)
+{
+	size_t		len = strlen(*newval);
+
+	if (len == 0 || len >= NAMEDATALEN)
 	{
-		GUC_check_errmsg("plain http fairshare.endpoint_url is only allowed on the loopback interface");
-		GUC_check_errhint("Use https:// for any endpoint that is not 127.0.0.1, localhost or [::1].");
+		GUC_check_errmsg("fairshare.database must be a database name of 1 to %d bytes", NAMEDATALEN - 1);
 		return false;
 	}
 	return true;
@@ -123,12 +132,13 @@ _PG_init(void)
 							   "Database the fairshare dispatcher connects to.",
 							   "Changing it restarts the dispatcher.",
 							   &fairshare_database, "postgres",
-							   PGC_SIGHUP, 0, NULL, NULL, NULL);
+							   PGC_SIGHUP, 0, check_database, NULL, NULL);
 
+	/* Below 100 ms a dispatcher with nothing to do spins more than it waits. */
 	DefineCustomIntVariable("fairshare.poll_interval",
 							"How often the dispatcher polls SageMaker when nothing wakes it.",
 							NULL,
-							&fairshare_poll_interval_ms, 5000, 10, 3600 * 1000,
+							&fairshare_poll_interval_ms, 5000, 100, 3600 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("fairshare.max_concurrent_requests",
@@ -145,7 +155,7 @@ _PG_init(void)
 
 	DefineCustomStringVariable("fairshare.job_name_prefix",
 							   "Prefix of the SageMaker training job names fairshare creates.",
-							   "Names are the prefix, the job id, a hyphen and the attempt number.",
+							   "Names are the prefix, the installation's first 8 hex digits, the job id and the attempt number, joined by hyphens.",
 							   &fairshare_job_name_prefix, "fairshare-",
 							   PGC_SIGHUP, 0, check_job_name_prefix, NULL, NULL);
 
@@ -153,7 +163,7 @@ _PG_init(void)
 							   "AWS region of the SageMaker API.",
 							   "Empty means AWS_REGION or AWS_DEFAULT_REGION from the server's environment.",
 							   &fairshare_region, "",
-							   PGC_SIGHUP, 0, NULL, NULL, NULL);
+							   PGC_SIGHUP, 0, check_region, NULL, NULL);
 
 	DefineCustomStringVariable("fairshare.endpoint_url",
 							   "SageMaker API endpoint used when a service environment sets none.",
@@ -184,6 +194,18 @@ _PG_init(void)
 							"Jobs certain to be gone in time may use room held for a starving job; -1 turns that off.",
 							&fairshare_backfill_allowance_s, 1800, -1, 7 * 86400,
 							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.create_retry_limit",
+							"Most CreateTrainingJob calls without a usable answer an attempt gets before it fails.",
+							"Each call is itself retried with backoff; this bounds the calls across dispatcher turns.",
+							&fairshare_create_retry_limit, 10, 1, 1000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.create_retry_timeout",
+							"Longest an attempt keeps trying to be created after its first CreateTrainingJob.",
+							NULL,
+							&fairshare_create_retry_timeout_s, 1800, 10, 7 * 86400,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("fairshare.retention",
 							"How long finished jobs and old events are kept.",

@@ -28,6 +28,8 @@ extern int	fairshare_capacity_backoff_s;
 extern int	fairshare_starvation_seconds;
 extern int	fairshare_backfill_allowance_s;
 extern int	fairshare_retention_s;
+extern int	fairshare_create_retry_limit;
+extern int	fairshare_create_retry_timeout_s;
 
 /* 63 (SageMaker) - 8 (installation) - 19 (job id) - 2 (attempt) - 2 hyphens */
 #define FAIRSHARE_JOB_NAME_PREFIX_MAX 32

@@ -90,7 +90,7 @@ RETURNS boolean LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, fairshare, 
 	SELECT value ~ '^ml\.[a-z0-9]+\.[a-z0-9]+$'
 $$;
 
-CREATE FUNCTION fairshare._check_capacity(kind text, unit text, max_capacity integer)
+CREATE FUNCTION fairshare._check_capacity(kind text, unit text, max_capacity numeric)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
 	IF unit IS NULL OR (unit <> 'NUM_INSTANCES' AND NOT fairshare._is_instance_type(unit)) THEN
@@ -102,6 +102,11 @@ BEGIN
 		PERFORM fairshare._reject('22023',
 			format('max_capacity %s for %s in %s is out of range', coalesce(max_capacity::text, 'NULL'), unit, kind),
 			'max_capacity is a number of instances from 0 to 1000000.');
+	END IF;
+	IF max_capacity <> trunc(max_capacity) THEN
+		PERFORM fairshare._reject('22023',
+			format('max_capacity %s for %s in %s is not a whole number of instances', max_capacity, unit, kind),
+			'max_capacity counts instances: 0, 1, 2, ... up to 1000000.');
 	END IF;
 END
 $$;
@@ -124,7 +129,8 @@ COMMENT ON TABLE fairshare.service_environments IS
 CREATE TABLE fairshare.capacity_limits (
 	service_environment	text NOT NULL REFERENCES fairshare.service_environments (name) ON DELETE CASCADE,
 	capacity_unit		text NOT NULL,
-	max_capacity		integer NOT NULL CHECK (max_capacity BETWEEN 0 AND 1000000),
+	-- numeric, so that 2.5 is refused rather than rounded on the way in
+	max_capacity		numeric NOT NULL CHECK (max_capacity BETWEEN 0 AND 1000000 AND max_capacity = trunc(max_capacity)),
 	PRIMARY KEY (service_environment, capacity_unit)
 );
 COMMENT ON TABLE fairshare.capacity_limits IS
@@ -387,7 +393,7 @@ CREATE TABLE fairshare.quota_share_limits (
 	job_queue		text NOT NULL,
 	quota_share		text NOT NULL,
 	capacity_unit	text NOT NULL,
-	max_capacity	integer NOT NULL CHECK (max_capacity BETWEEN 0 AND 1000000),
+	max_capacity	numeric NOT NULL CHECK (max_capacity BETWEEN 0 AND 1000000 AND max_capacity = trunc(max_capacity)),
 	PRIMARY KEY (job_queue, quota_share, capacity_unit),
 	FOREIGN KEY (job_queue, quota_share) REFERENCES fairshare.quota_shares (job_queue, name) ON DELETE CASCADE
 );
@@ -638,7 +644,11 @@ CREATE TABLE fairshare.jobs (
 	nomination_kind			text CHECK (nomination_kind IN ('PREEMPTION', 'STARVATION')),
 	nominated_environment	text,
 	nominated_instance_type	text,
-	nominated_at			timestamptz
+	nominated_at			timestamptz,
+	-- Who submitted it, as a role OID beside the name: a role that is
+	-- renamed, and another created with the old name, must not see or act
+	-- on the first one's jobs.  Set by the submission trigger.
+	submitter_oid			oid NOT NULL DEFAULT 0
 );
 COMMENT ON TABLE fairshare.jobs IS
 	'Submitted SageMaker training jobs.  Submit with INSERT; status and placement are set by fairshare.';

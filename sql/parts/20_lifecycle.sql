@@ -226,6 +226,71 @@ CREATE TRIGGER refuse_placed_delete AFTER DELETE ON fairshare.jobs
 	REFERENCING OLD TABLE AS old_jobs
 	FOR EACH STATEMENT EXECUTE FUNCTION fairshare._refuse_placed_delete();
 
+-- TRUNCATE deletes every row without a DELETE trigger: refused the same
+-- way while any job is placed (also when it comes as a CASCADE from a
+-- table jobs refers to).
+CREATE FUNCTION fairshare._refuse_placed_truncate()
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	placed record;
+	n bigint;
+BEGIN
+	SELECT j.job_id, j.status INTO placed FROM fairshare.jobs j
+	 WHERE j.status IN ('SCHEDULED', 'STARTING', 'RUNNING') ORDER BY j.job_id LIMIT 1;
+	IF FOUND THEN
+		SELECT count(*) INTO n FROM fairshare.jobs WHERE status IN ('SCHEDULED', 'STARTING', 'RUNNING');
+		RAISE EXCEPTION 'fairshare.jobs cannot be truncated: % jobs are placed (job % is %)', n, placed.job_id, placed.status
+			USING ERRCODE = 'object_in_use',
+				  DETAIL = 'Their training jobs in SageMaker would go on without fairshare following or stopping them.',
+				  HINT = 'Terminate the placed jobs (fairshare.terminate_job) and truncate once they have finished.';
+	END IF;
+	RETURN NULL;
+END
+$$;
+CREATE TRIGGER refuse_placed_truncate BEFORE TRUNCATE ON fairshare.jobs
+	FOR EACH STATEMENT EXECUTE FUNCTION fairshare._refuse_placed_truncate();
+
+-- An attempt that has ended is history too: only a superuser may change
+-- it (an admin sets the outcome of the current attempt, as apply_status
+-- does).
+CREATE FUNCTION fairshare._guard_closed_attempt()
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	IF OLD.stopped_at IS NOT NULL AND NEW IS DISTINCT FROM OLD
+	   AND NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
+		RAISE EXCEPTION 'attempt % of job % has ended: it cannot change', OLD.attempt, OLD.job_id
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = 'The history of an attempt is kept as it happened; only a superuser may correct it.';
+	END IF;
+	RETURN NEW;
+END
+$$;
+CREATE TRIGGER guard_closed_attempt BEFORE UPDATE ON fairshare.job_attempts
+	FOR EACH ROW EXECUTE FUNCTION fairshare._guard_closed_attempt();
+
+-- After a restore into another cluster, roles have new OIDs and
+-- submitters no longer see their jobs (a job belongs to its role's name and
+-- OID).  This hands each job to the role that now has its submitter's
+-- name; run it only when those roles are the same people.  Superusers.
+CREATE FUNCTION fairshare.rebind_submitters()
+RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	n bigint;
+BEGIN
+	-- submitter_oid is fixed at submission; only this function moves it
+	SET LOCAL session_replication_role = replica;
+	UPDATE fairshare.jobs j SET submitter_oid = r.oid
+	  FROM pg_catalog.pg_roles r
+	 WHERE r.rolname = j.submitted_by AND j.submitter_oid <> r.oid;
+	GET DIAGNOSTICS n = ROW_COUNT;
+	RETURN n;
+END
+$$;
+REVOKE ALL ON FUNCTION fairshare.rebind_submitters() FROM PUBLIC;
+COMMENT ON FUNCTION fairshare.rebind_submitters() IS
+	'After a restore into another cluster: give each job to the role that now has its submitter''s name.  '
+	'Returns the jobs rebound.  Superusers only.';
+
 CREATE FUNCTION fairshare.terminate_job(job_id bigint, reason text)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'fairshare_terminate_job'

@@ -56,15 +56,24 @@ BEGIN
 END
 $grant$;
 
+-- The role the session acts as, by OID (current_user gives only its name).
+CREATE FUNCTION fairshare._current_role_oid()
+RETURNS oid
+AS 'MODULE_PATHNAME', 'fairshare_current_role_oid'
+LANGUAGE C STABLE PARALLEL SAFE;
+
 -- Row-level security: a submitter sees only the jobs it submitted, and the
--- attempts and events of those jobs.  The extension's owner (the worker,
+-- attempts and events of those jobs.  A job belongs to the role that
+-- submitted it: its name and its OID must both match, so a role renamed
+-- away loses sight of its jobs (an admin can hand them over) and a new role
+-- given the old name never gains it.  The extension's owner (the worker,
 -- and the functions that switch to it) is not subject to these policies.
 ALTER TABLE fairshare.jobs ENABLE ROW LEVEL SECURITY;
 CREATE POLICY admin_all ON fairshare.jobs TO fairshare_admin USING (true) WITH CHECK (true);
 CREATE POLICY submitter_select_own ON fairshare.jobs FOR SELECT TO fairshare_submitter
-	USING (submitted_by = current_user);
+	USING (submitted_by = current_user AND submitter_oid = fairshare._current_role_oid());
 CREATE POLICY submitter_insert_own ON fairshare.jobs FOR INSERT TO fairshare_submitter
-	WITH CHECK (submitted_by = current_user);
+	WITH CHECK (submitted_by = current_user AND submitter_oid = fairshare._current_role_oid());
 
 ALTER TABLE fairshare.job_attempts ENABLE ROW LEVEL SECURITY;
 CREATE POLICY admin_all ON fairshare.job_attempts TO fairshare_admin USING (true) WITH CHECK (true);

@@ -119,7 +119,7 @@ WITH held AS (
 ), units AS (
 	-- Every capacity limit, and every instance type in use or wanted in an
 	-- environment where only its NUM_INSTANCES limit applies to it.
-	SELECT service_environment, capacity_unit, max_capacity
+	SELECT service_environment, capacity_unit, max_capacity::integer
 	  FROM fairshare.capacity_limits
 	UNION
 	SELECT x.service_environment, x.instance_type, NULL::integer
@@ -133,7 +133,7 @@ WITH held AS (
 						WHERE l.service_environment = x.service_environment AND l.capacity_unit = x.instance_type)
 ), env AS (
 	SELECT e.name AS service_environment, e.state,
-		   (SELECT l.max_capacity FROM fairshare.capacity_limits l
+		   (SELECT l.max_capacity::integer FROM fairshare.capacity_limits l
 			 WHERE l.service_environment = e.name AND l.capacity_unit = 'NUM_INSTANCES') AS total_capacity,
 		   coalesce((SELECT sum(h.in_use) FROM held h WHERE h.service_environment = e.name), 0) AS total_in_use
 	  FROM fairshare.service_environments e
@@ -225,7 +225,7 @@ SELECT q.name AS job_queue,
 CREATE VIEW fairshare._quota_share_status AS
 WITH shares AS (
 	SELECT s.job_queue, s.name AS quota_share, s.state, s.strategy, s.borrow_limit, s.weight,
-		   l.capacity_unit, l.max_capacity AS share_limit
+		   l.capacity_unit, l.max_capacity::integer AS share_limit
 	  FROM fairshare.quota_shares s
 	  LEFT JOIN fairshare.quota_share_limits l ON l.job_queue = s.job_queue AND l.quota_share = s.name
 ), held AS (
@@ -269,12 +269,12 @@ WITH shares AS (
 	-- (for a type) the NUM_INSTANCES limit.
 	SELECT u.job_queue, u.capacity_unit,
 		   sum(coalesce(
-			   (SELECT l.max_capacity FROM fairshare.capacity_limits l
+			   (SELECT l.max_capacity::integer FROM fairshare.capacity_limits l
 				 WHERE l.service_environment = qe.service_environment AND l.capacity_unit = u.capacity_unit),
 			   CASE WHEN u.capacity_unit = 'NUM_INSTANCES'
-					THEN (SELECT sum(l.max_capacity) FROM fairshare.capacity_limits l
+					THEN (SELECT sum(l.max_capacity::integer) FROM fairshare.capacity_limits l
 						   WHERE l.service_environment = qe.service_environment)
-					ELSE (SELECT l.max_capacity FROM fairshare.capacity_limits l
+					ELSE (SELECT l.max_capacity::integer FROM fairshare.capacity_limits l
 						   WHERE l.service_environment = qe.service_environment AND l.capacity_unit = 'NUM_INSTANCES')
 			   END, 0)) AS capacity
 	  FROM units u

@@ -53,7 +53,7 @@ typedef struct KeptPlan
 static KeptPlan environments_plan = {NULL,
 	"SELECT name, state = 'ENABLED' FROM fairshare.service_environments ORDER BY name", 0};
 static KeptPlan limits_plan = {NULL,
-	"SELECT service_environment, capacity_unit, max_capacity FROM fairshare.capacity_limits "
+	"SELECT service_environment, capacity_unit, max_capacity::bigint FROM fairshare.capacity_limits "
 	"ORDER BY service_environment, capacity_unit", 0};
 static KeptPlan queues_plan = {NULL,
 	"SELECT q.name, q.priority, coalesce(p.kind, 'FIFO'), q.strict_fifo, "
@@ -67,7 +67,7 @@ static KeptPlan quota_shares_plan = {NULL,
 	"SELECT job_queue, name, strategy, coalesce(borrow_limit, -1), in_share_preemption, weight::float8 "
 	"FROM fairshare.quota_shares WHERE state = 'ENABLED' ORDER BY job_queue, name", 0};
 static KeptPlan quota_limits_plan = {NULL,
-	"SELECT job_queue, quota_share, capacity_unit, max_capacity FROM fairshare.quota_share_limits", 0};
+	"SELECT job_queue, quota_share, capacity_unit, max_capacity::bigint FROM fairshare.quota_share_limits", 0};
 static KeptPlan weights_plan = {NULL,
 	"SELECT scheduling_policy, share_identifier, weight_factor::float8 FROM fairshare.share_distribution "
 	"ORDER BY scheduling_policy", 0};
@@ -111,7 +111,7 @@ static KeptPlan usage_plan = {NULL,
 
 #define RUNNABLE_COLUMNS \
 	"j.job_id, j.job_name, j.scheduling_priority, j.runnable_at, j.instance_count, j.instance_types, " \
-	"j.nomination_kind, j.nominated_environment, j.nominated_instance_type, j.nominated_at, j.submitted_by, " \
+	"j.nomination_kind, j.nominated_environment, j.nominated_instance_type, j.nominated_at, j.submitted_by || ':' || j.submitter_oid, " \
 	TIME_LIMIT("j.")
 
 /*

@@ -25,7 +25,7 @@ typedef struct PassJobInfo
 {
 	int64		job_id;
 	const char *job_name;
-	const char *submitted_by;	/* NULL for jobs holding capacity */
+	const char *submitted_by;	/* "<role name>:<role oid>"; NULL for jobs holding capacity */
 	int			share;
 	int			index;			/* in its share's runnable[], or -1 if running */
 } PassJobInfo;

@@ -100,7 +100,7 @@ fairshare_queue_snapshot(PG_FUNCTION_ARGS)
 	int32		max_jobs = PG_ARGISNULL(1) ? 100 : PG_GETARG_INT32(1);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Oid			caller = GetUserId();
-	char	   *caller_name = GetUserNameFromId(caller, false);
+	char	   *caller_name = psprintf("%s:%u", GetUserNameFromId(caller, false), caller);
 	bool		all_names = sees_all_jobs(caller);
 	PassWorld  *world;
 	FsResult   *result;

@@ -26,7 +26,7 @@ const char *const fairshare_job_column_names[N_JOB_COLUMNS] = {
 	"training_job_arn", "attempts", "preemptions", "submitted_by",
 	"stop_kind", "stop_reason", "stop_requested_at", "stop_sent_at",
 	"preempted_for", "nomination_kind", "nominated_environment",
-	"nominated_instance_type", "nominated_at"
+	"nominated_instance_type", "nominated_at", "submitter_oid"
 };
 
 static Oid	columns_relid = InvalidOid;

@@ -19,6 +19,15 @@
 
 #include "tables/lookup.h"
 
+PG_FUNCTION_INFO_V1(fairshare_current_role_oid);
+
+/* fairshare._current_role_oid() RETURNS oid: the role current_user names. */
+Datum
+fairshare_current_role_oid(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_OID(GetUserId());
+}
+
 Oid
 fairshare_catalog_relid(const char *relname)
 {

@@ -57,7 +57,7 @@ static const JobColumn set_by_fairshare[] = {
 	COL_ATTEMPTS, COL_PREEMPTIONS, COL_SUBMITTED_BY, COL_STOP_KIND,
 	COL_STOP_REASON, COL_STOP_REQUESTED_AT, COL_STOP_SENT_AT, COL_PREEMPTED_FOR,
 	COL_NOMINATION_KIND, COL_NOMINATED_ENVIRONMENT, COL_NOMINATED_INSTANCE_TYPE,
-	COL_NOMINATED_AT
+	COL_NOMINATED_AT, COL_SUBMITTER_OID
 };
 
 typedef JobRow Submission;
@@ -196,6 +196,10 @@ check_not_set_by_fairshare(const Submission *s)
 			case COL_SUBMITTED_BY:
 				given = strcmp(TextDatumGetCString(s->values[c]),
 							   GetUserNameFromId(GetUserId(), false)) != 0;
+				break;
+			case COL_SUBMITTER_OID:
+				given = DatumGetObjectId(s->values[c]) != InvalidOid &&
+					DatumGetObjectId(s->values[c]) != GetUserId();
 				break;
 			default:
 				given = true;
@@ -596,5 +600,7 @@ fairshare_validate_job_submission(PG_FUNCTION_ARGS)
 					"attempt_duration_seconds is at least 1, or NULL for no timeout.");
 	check_job_options(&s);
 
+	/* ownership keeps to the role, not to whoever has its name later */
+	fairshare_job_row_set(&s, COL_SUBMITTER_OID, ObjectIdGetDatum(GetUserId()), false);
 	return PointerGetDatum(fairshare_job_row_apply(trigdata->tg_relation, tuple, &s));
 }

@@ -40,7 +40,7 @@ static const JobColumn immutable_columns[] = {
 	COL_JOB_NAME, COL_JOB_QUEUE, COL_SHARE_IDENTIFIER, COL_QUOTA_SHARE, COL_REQUEST,
 	COL_INSTANCE_TYPES, COL_INSTANCE_COUNT, COL_RETRY_ATTEMPTS, COL_EVALUATE_ON_EXIT,
 	COL_PREEMPTION_RETRIES, COL_ATTEMPT_DURATION_SECONDS, COL_TAGS, COL_SUBMITTED_BY,
-	COL_CREATED_AT
+	COL_CREATED_AT, COL_SUBMITTER_OID
 };
 
 typedef enum JobState
@@ -187,6 +187,20 @@ fairshare_job_transition(PG_FUNCTION_ARGS)
 
 	from = state_of(&old_row);
 	to = state_of(&new_row);
+
+	/*
+	 * A finished job is history: its placement, times and reasons say what
+	 * happened, and no event would record a change to them.  Only a
+	 * superuser may correct one.
+	 */
+	if (allowed[from] == 0 && !superuser())
+		for (int c = 0; c < N_JOB_COLUMNS; c++)
+			if (!same_value(rel, (JobColumn) c, &old_row, &new_row))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("job " INT64_FORMAT " has finished (%s): its column \"%s\" cannot change",
+								job_id, state_names[from], fairshare_job_column_names[c]),
+						 errhint("The history of a finished job is kept as it happened; only a superuser may correct it.")));
 	if (from == to)
 		return PointerGetDatum(trigdata->tg_newtuple);
 	if (!(allowed[from] & S(to)))

@@ -57,6 +57,7 @@
 #include "tables/installation.h"
 #include "worker/dispatch.h"
 #include "worker/dispatcher.h"
+#include "worker/log_throttle.h"
 
 #define TRAINING_JOB_NAME_MAX 64
 #define MAX_RESULTS_PER_WAIT 64
@@ -92,6 +93,9 @@ typedef struct AttemptTrack
 	bool		suspect;		/* may exist: describe before creating */
 	bool		seen;			/* in this turn's work */
 	TimestampTz next_describe;
+	int			failed_creates; /* creates that got no usable answer */
+	TimestampTz first_create;	/* when the first create was sent; 0 if none */
+	char		last_create_error[256]; /* what the last of those failed with */
 	char		endpoint_url[256];	/* the environment's; "" for the default */
 	char		region[64];		/* the environment's; "" for the default */
 } AttemptTrack;
@@ -201,6 +205,17 @@ fairshare_dispatch_reset(FairshareDispatch *d)
 	/* Unwritten outcomes are lost: a created attempt's ARN comes with its next describe. */
 	d->batch.n_arns = d->batch.n_statuses = 0;
 	d->need_pass = true;
+}
+
+void
+fairshare_dispatch_destroy(FairshareDispatch *d)
+{
+	fairshare_pass_progress_hook = NULL;
+	pass_progress_client = NULL;
+	fs_sm_client_destroy(d->client);
+	MemoryContextDelete(d->cxt);
+	MemoryContextDelete(d->wait_cxt);
+	pfree(d);
 }
 
 /* ---------- short transactions ---------- */
@@ -526,6 +541,8 @@ send_creates(FairshareDispatch *d, AttemptTrack **want, int n)
 		if (t == NULL || t->in_flight || got_names[i] == NULL || got_requests[i] == NULL ||
 			strcmp(t->name, got_names[i]) != 0)
 			continue;
+		if (t->first_create == 0)
+			t->first_create = GetCurrentTimestamp();
 		send_call(d, t, FS_SM_CREATE_TRAINING_JOB, got_requests[i]);
 	}
 }
@@ -600,6 +617,35 @@ run_pass(void)
 				 errhint("A fairshare.schedule() call in a transaction holds the lock until that transaction ends.")));
 	said_lock_held = fairshare_pass_lock_missed;
 	return fairshare_pass_left_work;
+}
+
+/*
+ * An attempt whose creates keep getting no usable answer (a request
+ * SageMaker answers with 5xx every time, say) must not hold its instances
+ * and be sent again for ever.  Past fairshare.create_retry_limit such
+ * creates, or fairshare.create_retry_timeout since the first, it fails with
+ * the last error and its job follows its retry rules.  Called only when
+ * the attempt is about to be created again, that is once SageMaker has
+ * said it does not know it: nothing created is left behind.
+ */
+static bool
+create_given_up(FairshareDispatch *d, AttemptTrack *t, TimestampTz now)
+{
+	char	   *reason;
+
+	if (t->failed_creates < fairshare_create_retry_limit &&
+		(t->first_create == 0 ||
+		 now < TimestampTzPlusMilliseconds(t->first_create, (int64) fairshare_create_retry_timeout_s * 1000)))
+		return false;
+	reason = psprintf("CreateTrainingJobFailed: %d CreateTrainingJob calls over %lld s got no usable answer "
+					  "(fairshare.create_retry_limit %d, fairshare.create_retry_timeout %d s); the last: %s",
+					  t->failed_creates, (long long) ((now - t->first_create) / USECS_PER_SEC),
+					  fairshare_create_retry_limit, fairshare_create_retry_timeout_s, t->last_create_error);
+	if (apply_status(t->job_id, made_up_response(t->name, "Failed", reason)) == OUTCOME_LEFT_PLACED)
+		d->turn_needed = true;
+	else
+		t->next_describe = TimestampTzPlusMilliseconds(now, fairshare_poll_interval_ms);
+	return true;
 }
 
 long
@@ -706,6 +752,9 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 			/* A new attempt (or one we never saw). */
 			strlcpy(t->name, names[i], TRAINING_JOB_NAME_MAX);
 			t->in_flight = false;
+			t->failed_creates = 0;
+			t->first_create = 0;
+			t->last_create_error[0] = '\0';
 			t->exists = has_arn[i];
 			/* an ARN is written only for a create of ours or a proven adoption */
 			t->owned = has_arn[i];
@@ -745,6 +794,8 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 		{
 			if (t->suspect)
 				send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, name_request(t->name));
+			else if (create_given_up(d, t, now))
+				continue;
 			else
 				want_create[n_create++] = t;
 		}
@@ -947,6 +998,28 @@ failure_reason(const FsSmResult *r)
 					r->message ? r->message : "no message");
 }
 
+/*
+ * A call that failed, in the log: once a minute for each operation and
+ * class of error, saying how many like it were held back meanwhile (the
+ * job's status_reason has each attempt's own).
+ */
+static void
+warn_throttled(const FsSmResult *r, const char *name, const char *detail)
+{
+	int			held;
+
+	/* the kind is the operation and the class of error, not its exact type:
+	 * an outage answers InternalFailure and ServiceUnavailable by turns */
+	if (!fs_log_due(psprintf("%s:%d", fs_sm_operation_name(r->operation), (int) r->error_class), &held))
+		return;
+	ereport(WARNING,
+			(errmsg("fairshare dispatcher: %s %s failed: %s", fs_sm_operation_name(r->operation), name,
+					failure_reason(r)),
+			 detail ? errdetail("%s", detail) : 0,
+			 held > 0 ? errhint("%d more %s calls failed like this in the last minute and were not logged.",
+								held, fs_sm_operation_name(r->operation)) : 0));
+}
+
 static void
 handle_result(FairshareDispatch *d, const FsSmResult *r)
 {
@@ -1024,13 +1097,13 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 					 */
 					t->suspect = true;
 					t->next_describe = next_poll;
+					t->failed_creates++;
+					strlcpy(t->last_create_error, failure_reason(r), sizeof(t->last_create_error));
 					note_call_trouble(t, psprintf("CreateTrainingJob %s got no usable answer (%s); it is looked up "
-												  "and, if SageMaker does not know it, sent again",
-												  t->name, failure_reason(r)));
-					ereport(WARNING,
-							(errmsg("fairshare dispatcher: CreateTrainingJob %s got no usable answer: %s",
-									t->name, failure_reason(r)),
-							 errdetail("It will be looked up and, if SageMaker does not know it, created again.")));
+												  "and, if SageMaker does not know it, sent again (%d of at most %d)",
+												  t->name, failure_reason(r), t->failed_creates,
+												  fairshare_create_retry_limit));
+					warn_throttled(r, t->name, "It will be looked up and, if SageMaker does not know it, created again.");
 					break;
 			}
 			break;
@@ -1078,9 +1151,7 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 						note_call_trouble(t, psprintf("DescribeTrainingJob %s, the lookup of an attempt that may "
 													  "have been created, failed (%s); it is tried again",
 													  t->name, failure_reason(r)));
-					ereport(WARNING,
-							(errmsg("fairshare dispatcher: DescribeTrainingJob %s failed: %s",
-									t->name, failure_reason(r))));
+					warn_throttled(r, t->name, NULL);
 					break;
 			}
 			break;
@@ -1142,9 +1213,7 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 					t->next_describe = now;
 					break;
 				default:
-					ereport(WARNING,
-							(errmsg("fairshare dispatcher: StopTrainingJob %s failed: %s",
-									t->name, failure_reason(r))));
+					warn_throttled(r, t->name, NULL);
 					break;
 			}
 			break;

@@ -22,4 +22,10 @@ extern void fairshare_dispatch_wait(FairshareDispatch *dispatch, long timeout_ms
 /* Forget what a failed turn left half done (it is read again next turn). */
 extern void fairshare_dispatch_reset(FairshareDispatch *dispatch);
 
+/*
+ * Drop everything: calls in flight are cancelled, attempts forgotten.  For
+ * when the extension is gone: what a new one holds is another installation.
+ */
+extern void fairshare_dispatch_destroy(FairshareDispatch *dispatch);
+
 #endif							/* FAIRSHARE_DISPATCH_H */

@@ -43,6 +43,7 @@
 #include "tables/lookup.h"
 #include "worker/dispatch.h"
 #include "worker/dispatcher.h"
+#include "worker/log_throttle.h"
 #include "worker/shared_state.h"
 
 PGDLLEXPORT void fairshare_dispatcher_main(Datum main_arg);
@@ -149,8 +150,20 @@ reload_settings(void)
 static void
 recover_from_error(MemoryContext cxt, FairshareDispatch *dispatch)
 {
+	ErrorData  *edata;
+	int			held;
+
 	MemoryContextSwitchTo(cxt);
-	EmitErrorReport();
+	edata = CopyErrorData();
+	/* the same error on every turn is logged once a minute */
+	if (fs_log_due(psprintf("turn:%s", edata->message ? edata->message : ""), &held))
+	{
+		EmitErrorReport();
+		if (held > 0)
+			ereport(LOG,
+					(errmsg("fairshare dispatcher: the error above also ended %d turns in the last minute", held)));
+	}
+	FreeErrorData(edata);
 	FlushErrorState();
 	AbortCurrentTransaction();
 	pgstat_report_activity(STATE_IDLE, NULL);
@@ -196,6 +209,7 @@ fairshare_dispatcher_main(Datum main_arg)
 	 */
 	volatile bool have_lock = false;
 	volatile bool lock_wait_logged = false;
+	volatile bool absence_logged = false;
 	FairshareDispatch *volatile dispatch = NULL;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -214,6 +228,14 @@ fairshare_dispatcher_main(Datum main_arg)
 	 * to what a user put in public or another schema on the default path.
 	 */
 	SetConfigOption("search_path", FAIRSHARE_SAFE_SEARCH_PATH, PGC_SUSET, PGC_S_OVERRIDE);
+
+	/*
+	 * Never the one a person's DDL waits for: DROP EXTENSION, ALTER TABLE,
+	 * TRUNCATE take locks in another order than a turn, and a turn waiting
+	 * on one of them would deadlock with it.  A turn that cannot have a
+	 * lock within this time fails (and is tried again after a second).
+	 */
+	SetConfigOption("lock_timeout", "500", PGC_SUSET, PGC_S_OVERRIDE);
 	fairshare_dispatcher_set_database(MyDatabaseId);
 	ereport(LOG, (errmsg("fairshare dispatcher started for database \"%s\"", fairshare_database)));
 
@@ -241,7 +263,25 @@ fairshare_dispatcher_main(Datum main_arg)
 		PG_TRY();
 		{
 			if (!extension_installed())
+			{
+				/*
+				 * Nothing to dispatch.  What this process knew belongs to a
+				 * catalog that is gone: forget it, so that an extension
+				 * created again starts as the new installation it is.
+				 */
+				if (dispatch != NULL)
+				{
+					fairshare_dispatch_destroy(dispatch);
+					dispatch = NULL;
+				}
+				if (!absence_logged)
+					ereport(LOG,
+							(errmsg("fairshare dispatcher: extension \"fairshare\" is not installed in database \"%s\"; waiting",
+									fairshare_database),
+							 errhint("Run CREATE EXTENSION fairshare in it, or set fairshare.database.")));
+				absence_logged = true;
 				wait_ms = fairshare_poll_interval_ms;
+			}
 			else if (!have_lock && !(have_lock = take_dispatcher_lock()))
 			{
 				/* Say it once, not at every poll while the other session keeps it. */
@@ -261,6 +301,7 @@ fairshare_dispatcher_main(Datum main_arg)
 							(errmsg("fairshare dispatcher: took the dispatcher lock on database \"%s\"",
 									fairshare_database)));
 				lock_wait_logged = false;
+				absence_logged = false;
 				if (dispatch == NULL)
 					dispatch = fairshare_dispatch_create();
 				wait_ms = fairshare_dispatch_turn(dispatch);

@@ -114,7 +114,11 @@ INSERT INTO bad_admin (what, stmt) VALUES
 ('endpoint with a fragment',		$$INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('e1', 'https://sagemaker.example.com/#x')$$),
 ('endpoint with a newline',			$$INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('e1', E'https://sagemaker.example.com/\nHost: evil')$$),
 ('endpoint with a query',			$$INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('e1', 'https://sagemaker.example.com/?a=b')$$),
-('region with a dot',				$$INSERT INTO fairshare.service_environments (name, region) VALUES ('e1', 'us-east-1.evil.com')$$);
+('region with a dot',				$$INSERT INTO fairshare.service_environments (name, region) VALUES ('e1', 'us-east-1.evil.com')$$),
+-- instances are counted whole: a fraction is refused, not rounded
+('limit a fraction',				$$INSERT INTO fairshare.capacity_limits VALUES ('p5-emulated', 'NUM_INSTANCES', 2.5)$$),
+('limit changed to a fraction',		$$UPDATE fairshare.capacity_limits SET max_capacity = 99.9 WHERE service_environment = 'p4-reservation'$$),
+('quota limit a fraction',			$$INSERT INTO fairshare.quota_share_limits VALUES ('p4-quota', 'ProdExp2', 'NUM_INSTANCES', 0.5)$$);
 
 CREATE TEMP TABLE before AS SELECT pg_temp.admin_rows() AS n;
 \pset format unaligned

@@ -127,7 +127,11 @@ SELECT * FROM pg_temp.snapshot('prod');
 -- 15 instances each.  A priority-90 job of 15 arrives: D is preempted.
 -------------------------------------------------------------------------------
 SET client_min_messages = warning;
+-- (the jobs of a scenario run nowhere: forget them; replica mode skips the
+-- trigger that refuses to truncate placed jobs)
+SET session_replication_role = replica;
 TRUNCATE fairshare.jobs CASCADE;
+RESET session_replication_role;
 RESET client_min_messages;
 SELECT count(*) FROM (SELECT pg_temp.submit('prod', 'ProdExp2', 'own-' || i, 10) FROM generate_series(1, 4) i) s;
 SELECT pg_temp.submit('prod', 'ProdExp1', 'A', 15, 80), pg_temp.submit('prod', 'ProdExp1', 'B', 15, 50),
@@ -149,7 +153,11 @@ SELECT pg_temp.why('D');
 -- Had idle capacity been there to borrow, the job would have borrowed it:
 -- preemption is the last resort.
 SET client_min_messages = warning;
+-- (the jobs of a scenario run nowhere: forget them; replica mode skips the
+-- trigger that refuses to truncate placed jobs)
+SET session_replication_role = replica;
 TRUNCATE fairshare.jobs CASCADE;
+RESET session_replication_role;
 RESET client_min_messages;
 SELECT pg_temp.submit('prod', 'ProdExp2', 'own-half', 20);
 SELECT pg_temp.submit('prod', 'ProdExp1', 'A', 15, 80), pg_temp.submit('prod', 'ProdExp1', 'B', 15, 50),
@@ -166,7 +174,11 @@ SELECT * FROM pg_temp.held('prod');
 -- MIDPRI (3), LOWPRI (5), on an environment of 1 instance.
 -------------------------------------------------------------------------------
 SET client_min_messages = warning;
+-- (the jobs of a scenario run nowhere: forget them; replica mode skips the
+-- trigger that refuses to truncate placed jobs)
+SET session_replication_role = replica;
 TRUNCATE fairshare.jobs CASCADE;
+RESET session_replication_role;
 RESET client_min_messages;
 INSERT INTO fairshare.service_environments (name) VALUES ('one');
 INSERT INTO fairshare.capacity_limits VALUES ('one', 'NUM_INSTANCES', 1);
@@ -196,7 +208,11 @@ SELECT * FROM pg_temp.pass();
 -- to 15/23, 5/23, 3/23 of capacity (within one instance).
 -------------------------------------------------------------------------------
 SET client_min_messages = warning;
+-- (the jobs of a scenario run nowhere: forget them; replica mode skips the
+-- trigger that refuses to truncate placed jobs)
+SET session_replication_role = replica;
 TRUNCATE fairshare.jobs CASCADE;
+RESET session_replication_role;
 RESET client_min_messages;
 UPDATE fairshare.capacity_limits SET max_capacity = 46 WHERE service_environment = 'one';
 SELECT count(*) FROM (SELECT pg_temp.submit('research', s, s || '-' || i, 1)
@@ -226,7 +242,11 @@ SELECT share, held, abs(held - 46 * CASE share WHEN 'HIGHPRI' THEN 15 WHEN 'MIDP
 -- 5. Two queues on one environment: the higher-priority queue's jobs go first.
 -------------------------------------------------------------------------------
 SET client_min_messages = warning;
+-- (the jobs of a scenario run nowhere: forget them; replica mode skips the
+-- trigger that refuses to truncate placed jobs)
+SET session_replication_role = replica;
 TRUNCATE fairshare.jobs CASCADE;
+RESET session_replication_role;
 RESET client_min_messages;
 INSERT INTO fairshare.service_environments (name) VALUES ('shared');
 INSERT INTO fairshare.capacity_limits VALUES ('shared', 'NUM_INSTANCES', 10);
@@ -243,7 +263,11 @@ SELECT pg_temp.why('low-1');
 -- moves to p4d when SageMaker answers its p5 attempt with a capacity failure.
 -------------------------------------------------------------------------------
 SET client_min_messages = warning;
+-- (the jobs of a scenario run nowhere: forget them; replica mode skips the
+-- trigger that refuses to truncate placed jobs)
+SET session_replication_role = replica;
 TRUNCATE fairshare.jobs CASCADE;
+RESET session_replication_role;
 RESET client_min_messages;
 INSERT INTO fairshare.service_environments (name) VALUES ('p5');
 INSERT INTO fairshare.capacity_limits VALUES ('p5', 'ml.p5.48xlarge', 8);
@@ -289,7 +313,11 @@ SELECT job_name, status FROM fairshare.jobs WHERE job_name = 'dry';
 -- back more than the starving job needs, by a job of any length.
 -------------------------------------------------------------------------------
 SET client_min_messages = warning;
+-- (the jobs of a scenario run nowhere: forget them; replica mode skips the
+-- trigger that refuses to truncate placed jobs)
+SET session_replication_role = replica;
 TRUNCATE fairshare.jobs CASCADE;
+RESET session_replication_role;
 RESET client_min_messages;
 -- submit_limited(queue, name, instances, MaxRuntimeInSeconds): one job with a time limit.
 CREATE FUNCTION pg_temp.submit_limited(queue text, name text, n integer, seconds integer) RETURNS bigint

@@ -1,0 +1,103 @@
+-- Security and integrity: what no role below superuser may do, and the
+-- settings that refuse what would hurt the dispatcher.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS fairshare CASCADE;
+CREATE EXTENSION fairshare;
+DROP ROLE IF EXISTS regress_sec_admin, regress_sec_carol, regress_sec_carol_old, regress_sec_carol_gone;
+RESET client_min_messages;
+\set SHOW_CONTEXT never
+CREATE ROLE regress_sec_admin LOGIN IN ROLE fairshare_admin;
+CREATE ROLE regress_sec_carol LOGIN IN ROLE fairshare_submitter;
+
+INSERT INTO fairshare.service_environments (name) VALUES ('p4');
+INSERT INTO fairshare.capacity_limits VALUES ('p4', 'ml.p4d.24xlarge', 10);
+INSERT INTO fairshare.job_queues (name) VALUES ('q');
+INSERT INTO fairshare.queue_environments VALUES ('q', 'p4', 1);
+CREATE TABLE public.sec_req AS SELECT
+	'{"RoleArn": "arn:aws:iam::1:role/r", "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
+	  "ResourceConfig": {"InstanceType": "ml.p4d.24xlarge", "InstanceCount": 2}}'::jsonb AS request;
+GRANT SELECT ON public.sec_req TO PUBLIC;
+
+-- Carol submits two jobs; one runs, one finishes.
+SET ROLE regress_sec_carol;
+INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'c-' || i, 'q', request
+  FROM public.sec_req, generate_series(1, 2) i;
+RESET ROLE;
+SELECT count(*) AS placed FROM fairshare.schedule();
+SELECT fairshare.apply_status(job_id, jsonb_build_object('TrainingJobName', training_job_name,
+	'TrainingJobArn', 'arn:aws:sagemaker:us-east-1:1:training-job/' || training_job_name,
+	'TrainingJobStatus', CASE job_name WHEN 'c-1' THEN 'InProgress' ELSE 'Completed' END,
+	'SecondaryStatus', CASE job_name WHEN 'c-1' THEN 'Training' ELSE 'Completed' END))
+  FROM fairshare.jobs ORDER BY job_id;
+
+-- A job belongs to the role, not to its name: Carol renamed, and a new
+-- role given her old name, neither sees nor acts on her jobs.
+ALTER ROLE regress_sec_carol RENAME TO regress_sec_carol_old;
+CREATE ROLE regress_sec_carol LOGIN IN ROLE fairshare_submitter;
+SET ROLE regress_sec_carol;
+SELECT count(*) AS jobs_the_new_role_sees FROM fairshare.jobs;
+SELECT count(*) AS attempts_the_new_role_sees FROM fairshare.job_attempts;
+SELECT public.regress_try('SELECT fairshare.terminate_job(1, ''not mine'')');
+SELECT public.regress_try('SELECT fairshare.explain(1)');
+SELECT job_id, job_name IS NOT NULL AS named FROM fairshare.queue_snapshot('q');
+RESET ROLE;
+SET ROLE regress_sec_carol_old;
+SELECT count(*) AS jobs_the_renamed_role_sees FROM fairshare.jobs;
+RESET ROLE;
+-- Both the name and the role must match, and only the submission sets them.
+SELECT job_name, submitted_by, submitter_oid = 'regress_sec_carol_old'::regrole AS by_the_first_carol
+  FROM fairshare.jobs ORDER BY job_id;
+SET ROLE regress_sec_carol;
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request, submitter_oid)
+	SELECT 'forged', 'q', request, 'regress_sec_carol_old'::regrole FROM public.sec_req$$);
+RESET ROLE;
+-- After a restore into another cluster the jobs' OIDs are stale (simulated:
+-- the first Carol is gone and another role has her submitting name); a
+-- superuser hands the jobs to the roles that now have those names.
+ALTER ROLE regress_sec_carol_old RENAME TO regress_sec_carol_gone;
+SELECT fairshare.rebind_submitters() AS rebound;
+SET ROLE regress_sec_carol;
+SELECT count(*) AS jobs_after_rebind FROM fairshare.jobs;
+RESET ROLE;
+SET ROLE regress_sec_admin;
+SELECT public.regress_try('SELECT fairshare.rebind_submitters()');
+RESET ROLE;
+
+-- History is kept as it happened: an admin cannot rewrite a finished job
+-- or an ended attempt; the superuser can.
+SET ROLE regress_sec_admin;
+SELECT public.regress_try($$UPDATE fairshare.jobs SET training_job_arn = 'arn:aws:sagemaker:us-east-1:1:training-job/other' WHERE job_name = 'c-2'$$);
+SELECT public.regress_try($$UPDATE fairshare.jobs SET stopped_at = now() - interval '1 year' WHERE job_name = 'c-2'$$);
+SELECT public.regress_try($$UPDATE fairshare.jobs SET status_reason = 'never happened' WHERE job_name = 'c-2'$$);
+SELECT public.regress_try($$UPDATE fairshare.job_attempts SET outcome = 'FAILED' WHERE job_id = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'c-2')$$);
+-- ... but may still reprioritise the running one, and touch nothing real
+UPDATE fairshare.jobs SET scheduling_priority = 5 WHERE job_name = 'c-1';
+UPDATE fairshare.jobs SET scheduling_priority = scheduling_priority WHERE job_name = 'c-2';
+RESET ROLE;
+UPDATE fairshare.jobs SET status_reason = 'corrected by the superuser' WHERE job_name = 'c-2';
+SELECT job_name, status, scheduling_priority, status_reason FROM fairshare.jobs ORDER BY job_id;
+
+-- TRUNCATE is refused while a job is placed (for the superuser too), also
+-- through a CASCADE; a superuser may still do it on purpose in replica mode.
+SET client_min_messages = warning;
+SELECT public.regress_try('TRUNCATE fairshare.jobs CASCADE');
+SELECT public.regress_try('TRUNCATE fairshare.job_queues CASCADE');
+RESET client_min_messages;
+SELECT count(*) AS jobs_left FROM fairshare.jobs;
+
+-- Settings refuse values that would hurt: the check runs at ALTER SYSTEM
+-- (which writes nothing when it fails).
+\set VERBOSITY terse
+ALTER SYSTEM SET fairshare.poll_interval = '10ms';
+ALTER SYSTEM SET fairshare.region = 'mars';
+ALTER SYSTEM SET fairshare.region = 'us-east-1; rm -rf';
+ALTER SYSTEM SET fairshare.database = '';
+ALTER SYSTEM SET fairshare.job_name_prefix = 'a-prefix-that-is-longer-than-32-chars';
+ALTER SYSTEM SET fairshare.endpoint_url = 'https://user:secret@sagemaker.example.com';
+ALTER SYSTEM SET fairshare.endpoint_url = 'https://sagemaker.example.com/#x';
+ALTER SYSTEM SET fairshare.create_retry_limit = 0;
+
+SET client_min_messages = warning;
+DROP EXTENSION fairshare CASCADE;
+DROP TABLE public.sec_req;
+DROP ROLE regress_sec_admin, regress_sec_carol, regress_sec_carol_gone;
