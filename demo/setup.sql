@@ -1,5 +1,6 @@
 -- demo/setup.sql — the reference setup of the demo, in plain SQL, as an
--- admin would write it (design 2.7 and the README's "The demo").
+-- admin would write it (docs/scheduling.md, 'Reference scenarios', and
+-- demo/README.md).
 --
 --   p4-reservation  100 x ml.p4d.24xlarge
 --     p4-quota      QUOTA_SHARE: ProdExp1 (60, LEND_AND_BORROW, in-share

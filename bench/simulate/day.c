@@ -289,7 +289,8 @@ check_pass(Day *d, bool complete)
 	expect(d, held == sim_env_used(sim, d->env, d->type), "held instances differ from the Sim's count");
 
 	/*
-	 * Work conservation (design 2.6, and back-fill in 2.4 and 2.5): no loaded
+	 * Work conservation (docs/scheduling.md, 'Quota-share queues', and
+	 * back-fill in 'FIFO queues' and 'Fair-share queues'): no loaded
 	 * job without a nomination waits that fits in the room neither in use
 	 * nor held for a nominee.  Every share here may use any free room (no
 	 * RESERVE, no borrow limit, no compute reservation), so the rules let

@@ -1,7 +1,7 @@
 /*
  * workload.h — one seeded day of the reference workload for bench/simulate.
  *
- * The reference user (design.md, intro and section 1) runs hundreds of GPU
+ * The reference user (docs/concepts.md, 'What fairshare is') runs hundreds of GPU
  * instances for three kinds of work: production training that must get its
  * guaranteed capacity promptly, exploration that soaks up what is idle,
  * and hyperparameter sweeps that run last.  workload_generate() draws one

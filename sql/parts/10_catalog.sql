@@ -1,6 +1,6 @@
 -- 10_catalog.sql — the fairshare catalog: service environments, scheduling
--- policies, job queues, quota shares, jobs, attempts and events (design
--- section 4), and the validation of every admin table.
+-- policies, job queues, quota shares, jobs, attempts and events
+-- (docs/sql-contract.md), and the validation of every admin table.
 --
 -- CHECK constraints are the last line of defence; the BEFORE triggers in
 -- this file run first and turn each bad input into an error that names the
@@ -639,8 +639,8 @@ CREATE TABLE fairshare.jobs (
 	stop_sent_at			timestamptz,
 	preempted_for			bigint,
 	-- Capacity held for this RUNNABLE job by the scheduler: room freed by
-	-- preempting victims for it, or held because it starved (design 2.2a,
-	-- 2.6).  Nothing else may take that room.
+	-- preempting victims for it, or held because it starved (docs/scheduling.md,
+	-- 'No starvation by back-fill' and 'Quota-share queues').  Nothing else may take that room.
 	nomination_kind			text CHECK (nomination_kind IN ('PREEMPTION', 'STARVATION')),
 	nominated_environment	text,
 	nominated_instance_type	text,

@@ -1,11 +1,11 @@
--- 20_lifecycle.sql — submission and the job state machine (design section 3).
+-- 20_lifecycle.sql — submission and the job state machine (docs/lifecycle.md).
 --
 -- A job is submitted with a plain INSERT.  The BEFORE INSERT trigger fills
 -- instance_types and instance_count from the request and rejects every bad
 -- input with its own message, so nothing is written; configuration changes
 -- reach its per-backend cache through the _config_changed statement
 -- triggers.  The BEFORE UPDATE trigger is the state machine: it allows only
--- the transitions of design section 3 and keeps the row's timestamps and
+-- the transitions of docs/lifecycle.md and keeps the row's timestamps and
 -- placement right; a statement trigger then writes, in the same
 -- transaction, one fairshare.job_events row per transition and the
 -- fairshare.job_attempts rows.
@@ -93,7 +93,7 @@ BEGIN
 END
 $config$;
 
--- The allowed transitions of design section 3.
+-- The allowed transitions of docs/lifecycle.md, 'Transitions'.
 CREATE FUNCTION fairshare.valid_transition(old_status fairshare.job_status, new_status fairshare.job_status)
 RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT CASE old_status
@@ -107,7 +107,7 @@ RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalo
 	END
 $$;
 COMMENT ON FUNCTION fairshare.valid_transition(fairshare.job_status, fairshare.job_status) IS
-	'true when a job may go from old_status to new_status (design section 3)';
+	'true when a job may go from old_status to new_status (docs/lifecycle.md)';
 
 -- The training job name of an attempt: fairshare.job_name_prefix, the
 -- installation's first 8 hex digits, the job id and the attempt number

@@ -1,9 +1,10 @@
--- 40_scheduler.sql — the scheduler's state and SQL functions (design
--- sections 2, 3 and 5): decayed fair-share usage, capacity back-offs,
+-- 40_scheduler.sql — the scheduler's state and SQL functions (docs/scheduling.md,
+-- docs/lifecycle.md, docs/dispatcher.md): decayed fair-share usage, capacity back-offs,
 -- fairshare.apply_status(), and the C functions schedule(), queue_snapshot()
 -- and explain() over the pure core in src/scheduler/.
 
--- Decayed usage U of each fair share (design 2.5), written by every pass.
+-- Decayed usage U of each fair share (docs/scheduling.md, 'Fair-share queues'),
+-- written by every pass.
 CREATE TABLE fairshare.share_usage (
 	job_queue			text NOT NULL REFERENCES fairshare.job_queues (name) ON DELETE CASCADE,
 	share_identifier	text NOT NULL,
@@ -15,7 +16,7 @@ COMMENT ON TABLE fairshare.share_usage IS
 	'Decayed usage of each fair share, in instances, as of updated_at (half-life share_decay_seconds).';
 
 -- (environment, instance type) pairs a job skips after a capacity failure
--- there (design 2.2), until `until`.
+-- there (docs/scheduling.md, 'Instance-type fallback'), until `until`.
 CREATE TABLE fairshare.capacity_backoffs (
 	job_id				bigint NOT NULL REFERENCES fairshare.jobs (job_id) ON DELETE CASCADE,
 	service_environment	text NOT NULL,
@@ -27,7 +28,8 @@ CREATE TABLE fairshare.capacity_backoffs (
 COMMENT ON TABLE fairshare.capacity_backoffs IS
 	'Placements a job skips for fairshare.capacity_backoff after SageMaker had no capacity for them.';
 
--- SageMaker's secondary status as one of our states (design section 5).
+-- SageMaker's secondary status as one of our states (docs/dispatcher.md,
+-- 'Status mapping').
 -- NULL: no change (Starting, Pending, or a status we do not know).
 CREATE FUNCTION fairshare.running_state(secondary_status text)
 RETURNS fairshare.job_status LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, fairshare, pg_temp AS $$
@@ -206,7 +208,7 @@ END
 $$;
 COMMENT ON FUNCTION fairshare.apply_status(bigint, jsonb) IS
 	'Apply a SageMaker DescribeTrainingJob response to a job: the state it maps to, retries, capacity fallback, '
-	'preemption and termination outcomes (design sections 3 and 5).  Returns the job''s status afterwards.';
+	'preemption and termination outcomes (docs/lifecycle.md and docs/dispatcher.md).  Returns the job''s status afterwards.';
 
 REVOKE ALL ON FUNCTION fairshare.apply_status(bigint, jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare.apply_status(bigint, jsonb) TO fairshare_admin;

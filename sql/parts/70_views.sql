@@ -1,5 +1,5 @@
--- 70_views.sql — the dashboard views (design section 4, "Views for
--- dashboards"): what every environment, queue and share holds and waits for
+-- 70_views.sql — the dashboard views (docs/sql-contract.md, 'Views', and
+-- docs/dashboards.md): what every environment, queue and share holds and waits for
 -- now, and wait times, run times, failures and throughput over a recent
 -- window.  README.md, "Dashboards and housekeeping", says what each column
 -- means.
@@ -53,7 +53,7 @@ CREATE INDEX jobs_finished_queue_idx ON fairshare.jobs (stopped_at)
 ------------------------------------------------------------------------------
 
 -- Jobs holding capacity: SCHEDULED, STARTING and RUNNING, including while a
--- stop is in progress (design 2.1).
+-- stop is in progress (docs/scheduling.md, 'Capacity accounting').
 CREATE VIEW fairshare._held_jobs AS
 SELECT j.job_id, j.job_queue, j.share_identifier, j.quota_share,
 	   j.service_environment, j.instance_type, j.instance_count,
@@ -351,7 +351,7 @@ WITH queues AS (
 SELECT q.job_queue,
 	   i.share_identifier,
 	   -- An exact entry, else the prefix entry (ending in *) that matches,
-	   -- else 1 (design 2.5).
+	   -- else 1 (docs/scheduling.md, 'Fair-share queues').
 	   coalesce((SELECT d.weight_factor FROM fairshare.share_distribution d
 				  WHERE d.scheduling_policy = q.scheduling_policy
 					AND (d.share_identifier = i.share_identifier

@@ -1,5 +1,5 @@
--- 80_housekeeping.sql — the periodic housekeeping that pg_cron runs (design
--- section 8): a snapshot of utilisation every minute, alert rules every
+-- 80_housekeeping.sql — the periodic housekeeping that pg_cron runs
+-- (docs/operations.md, 'Housekeeping'): a snapshot of utilisation every minute, alert rules every
 -- minute, retention every day; and the registration of those jobs with
 -- pg_cron, whichever database fairshare lives in.
 --

@@ -1,14 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * endpoint.c
- *		Which URL and region a SageMaker call goes to (design section 6).
+ *		Which URL and region a SageMaker call goes to (docs/wire.md).
  *
  * URL: the service environment's endpoint_url, else the setting
  * fairshare.endpoint_url, else AWS_ENDPOINT_URL_SAGEMAKER from the server's
  * environment, else https://api.sagemaker.<region>.amazonaws.com.
  * Region: the environment's region, else fs_aws_region() (fairshare.region,
  * AWS_REGION, AWS_DEFAULT_REGION).  The global AWS_ENDPOINT_URL is not
- * consulted: the design names the SageMaker-specific variable only, and a
+ * consulted: docs/wire.md names the SageMaker-specific variable only, and a
  * server-wide override of every AWS endpoint is too blunt for a service
  * that also talks to the credential endpoints.
  *

@@ -256,7 +256,8 @@ extern bool fs_sm_operation_from_name(const char *name, FsSmOperation *op);
 extern const char *fs_sm_error_class_name(FsSmErrorClass cls);
 
 /*
- * Where to send SageMaker calls (design section 6): the service
+ * Where to send SageMaker calls (docs/wire.md, 'Credentials, region and
+ * endpoint'): the service
  * environment's endpoint_url, else fairshare.endpoint_url, else
  * AWS_ENDPOINT_URL_SAGEMAKER, else https://api.sagemaker.<region>.amazonaws.com;
  * the region: the environment's, else fs_aws_region().  NULL or "" means

@@ -4,7 +4,7 @@
  *		Capacity accounting: does a job fit on an (environment, instance
  *		type) pair, and what changes when it is placed or room is held.
  *
- * Design 2.1: a placement must fit every limit of the environment that
+ * docs/scheduling.md, 'Capacity accounting': a placement must fit every limit of the environment that
  * applies to it -- NUM_INSTANCES if there is one, and its instance type's if
  * there is one; a type with neither cannot be placed there.  Running,
  * starting, scheduled and stopping jobs all occupy capacity.  On top of
@@ -389,7 +389,8 @@ backfill_room(FsPass *pass, int env, int unit_index, const FsRules *rules)
  * For a victim search (before_starvation_holds), room held for starvation
  * nominees counts only as far as it is free now.  Their holds claim room
  * as it frees up, and may claim more than is free; but the room victims
- * free is held for the job they were stopped for (design 2.6), and that
+ * free is held for the job they were stopped for (docs/scheduling.md,
+ * 'Quota-share queues'), and that
  * job, a preemption nominee, is placed in step 1 of every pass, before any
  * starvation hold applies.  Counting the claim as well would stop one
  * victim more than the job needs, its room going to the starving job.
@@ -819,7 +820,8 @@ fs_pair_fits(FsPass *pass, int job, int env, int type, const FsRules *rules, FsF
 
 /*
  * Place the job on the first pair, in the queue's environment order then
- * the job's instance type order, where it fits (design 2.2).  Returns false
+ * the job's instance type order, where it fits (docs/scheduling.md,
+ * 'Instance-type fallback').  Returns false
  * with the most telling failure in `fit' when it fits nowhere.
  */
 bool

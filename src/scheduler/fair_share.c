@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * fair_share.c
- *		A fair-share queue's turn in a pass (design 2.5), and the pure
+ *		A fair-share queue's turn in a pass (docs/scheduling.md,
+ *		'Fair-share queues'), and the pure
  *		helpers for share weights and decayed usage.
  *
  * The turn repeatedly takes the share with the lowest (U + n) x weight,

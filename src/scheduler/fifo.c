@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * fifo.c
- *		A FIFO queue's turn in a pass (design 2.4).
+ *		A FIFO queue's turn in a pass (docs/scheduling.md, 'FIFO queues').
  *
  * RUNNABLE jobs are placed in the order they became RUNNABLE (runnable_at,
  * then job_id).  A job that does not fit does not block a smaller one

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * nomination.c
- *		Nominations: capacity held for one job (design 2.2a, 2.6).
+ *		Nominations: capacity held for one job (docs/scheduling.md,
+ *		'No starvation by back-fill' and 'Quota-share queues').
  *
  * A job is nominated on an (environment, instance type) either because
  * running jobs were preempted to make room for it (PREEMPTION, made in

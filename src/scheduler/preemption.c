@@ -2,7 +2,7 @@
  *
  * preemption.c
  *		Choosing victims: cross-share reclaim and in-share priority
- *		preemption in quota-share queues (design 2.6).
+ *		preemption in quota-share queues (docs/scheduling.md, 'Quota-share queues').
  *
  * A victim search starts from what the waiting job is short of on one
  * (environment, instance type) pair -- per environment limit, and for

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * quota_share.c
- *		A quota-share queue's turn in a pass (design 2.6).
+ *		A quota-share queue's turn in a pass (docs/scheduling.md,
+ *		'Quota-share queues').
  *
  * Each quota share q has limits L_q, a strategy (RESERVE, LEND,
  * LEND_AND_BORROW), a borrow_limit and in_share_preemption.  The turn runs

@@ -169,7 +169,8 @@ fs_note_nominated(FsPass *pass, int job)
 
 /*
  * A job that can never fit -- bigger than every (environment, type) it may
- * use allows -- is MISCONFIGURED (design 2.1) and does not block the jobs
+ * use allows -- is MISCONFIGURED (docs/scheduling.md, 'Capacity
+ * accounting') and does not block the jobs
  * behind it.  Decided once per pass, when the job is first looked at.
  */
 bool

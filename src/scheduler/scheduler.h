@@ -12,8 +12,9 @@
  * it considered and left waiting a structured reason that
  * fs_format_wait_reason() turns into a sentence with numbers.
  *
- * The rules are those of design.md section 2; src/scheduler/README.md says
- * what the core decided where the design is silent.
+ * The rules are those of docs/scheduling.md, cited in this folder by their
+ * section numbers (2.1 to 2.7); src/scheduler/README.md says
+ * what the core decided where those rules are silent.
  *
  * What this code must never do: include a PostgreSQL header, call SPI,
  * keep global or static mutable state, call malloc/free directly, or read

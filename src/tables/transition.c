@@ -3,7 +3,7 @@
  * transition.c
  *		The BEFORE UPDATE trigger on fairshare.jobs: the job state machine.
  *
- * Only the transitions of design section 3 are allowed; what was submitted
+ * Only the transitions of docs/lifecycle.md, 'Transitions' are allowed; what was submitted
  * stays as submitted (only scheduling_priority may change); each transition
  * sets the row's timestamps and placement columns:
  *	 -> RUNNABLE	runnable_at the first time (a job keeps its place in line);

@@ -1,6 +1,6 @@
 /*
  * core_unit.c — runs the unit tests of the scheduling core: one per rule of
- * design section 2 (rules.c) and the six reference scenarios (scenarios.c).
+ * docs/scheduling.md (rules.c) and the six reference scenarios (scenarios.c).
  *
  * Usage: core_unit [name-filter]
  * Prints one line per test and ends with "N passed, M failed".

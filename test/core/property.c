@@ -542,7 +542,8 @@ share_cap(const Sim *sim, int share, int unit)
 /*
  * Fair share: must job j leave the compute reservation of env alone, and
  * how big is it?  floor(total x (r/100)^active), kept from shares that held
- * capacity at the start of the pass or were placed in it (design 2.5).
+ * capacity at the start of the pass or were placed in it (docs/scheduling.md,
+ * 'Fair-share queues').
  */
 static int64_t
 compute_reservation(const Sim *sim, const SimJob *j, int env, bool *restricted)

@@ -1,5 +1,5 @@
 /*
- * rules.c — one unit test per scheduling rule of design section 2, plus the
+ * rules.c — one unit test per scheduling rule of docs/scheduling.md, plus the
  * pure helpers (weights, decay, sentences, queue order, input check).
  */
 #include <math.h>
@@ -1447,9 +1447,9 @@ test_in_share_preemption_does_not_borrow_more(void)
 }
 
 /*
- * Design 2.6: room being stopped is held for the job it was freed for, and
+ * docs/scheduling.md, 'Quota-share queues': room being stopped is held for the job it was freed for, and
  * a preemption takes only as much as the job needs.  A starving sweep
- * trial's hold (2.2a) claims room as it frees up, but jobs that victims
+ * trial's hold ('No starvation by back-fill') claims room as it frees up, but jobs that victims
  * were stopped for are placed first in every pass (step 1), so it never
  * gets a victim's room: the victims must not be sized to cover it too.
  * The shape of --seed 17 at 19:13 in bench/simulate: an urgent

@@ -1,5 +1,5 @@
 /*
- * scenarios.c — the six reference scenarios of design 2.7, driven through
+ * scenarios.c — the six reference scenarios of docs/scheduling.md, driven through
  * the core: place, then move time (jobs start, stops finish), pass again.
  */
 #include <stdio.h>

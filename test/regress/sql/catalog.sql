@@ -18,7 +18,7 @@ CREATE FUNCTION pg_temp.admin_rows() RETURNS bigint LANGUAGE sql AS $$
 		 + (SELECT count(*) FROM fairshare.quota_share_limits)
 $$;
 
--- The reference setup of design 2.7.
+-- The reference setup of docs/scheduling.md, 'Reference scenarios'.
 INSERT INTO fairshare.service_environments (name, region) VALUES ('p4-reservation', 'us-east-1');
 INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('p5-emulated', 'http://127.0.0.1:9000');
 INSERT INTO fairshare.capacity_limits VALUES

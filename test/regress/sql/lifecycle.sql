@@ -1,4 +1,4 @@
--- The job state machine: only design section 3's transitions, one event per
+-- The job state machine: only docs/lifecycle.md's transitions, one event per
 -- transition, timestamps and attempts kept; terminate_job and
 -- update_job_priority.
 SET client_min_messages = warning;
@@ -62,7 +62,7 @@ SELECT attempt, training_job_name, training_job_arn, service_environment, instan
   FROM fairshare.job_attempts WHERE job_id = :life ORDER BY attempt;
 SELECT old_status, new_status, reason FROM fairshare.job_events WHERE job_id = :life ORDER BY event_id;
 
--- Every (from, to) pair: accepted exactly when design section 3 allows it,
+-- Every (from, to) pair: accepted exactly when docs/lifecycle.md allows it,
 -- with exactly one event when accepted and none when rejected.
 CREATE TEMP TABLE paths (state fairshare.job_status, path fairshare.job_status[]);
 INSERT INTO paths VALUES

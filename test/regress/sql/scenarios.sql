@@ -1,4 +1,4 @@
--- The six reference scenarios of design 2.7, driven through INSERT,
+-- The six reference scenarios of docs/scheduling.md, driven through INSERT,
 -- fairshare.schedule() and fairshare.apply_status() (playing SageMaker),
 -- checking placements, victims, reasons, queue_snapshot order and explain()
 -- at each step.
@@ -306,7 +306,7 @@ SELECT j.job_name, s.action, s.service_environment FROM fairshare.schedule(true)
 SELECT job_name, status FROM fairshare.jobs WHERE job_name = 'dry';
 
 -------------------------------------------------------------------------------
--- 7. Beyond the design: room held for a starving job (2.2a) is back-filled
+-- 7. Beyond the rules: room held for a starving job (docs/scheduling.md) is back-filled
 -- by a job whose time limit (StoppingCondition.MaxRuntimeInSeconds, plus
 -- fairshare.backfill_allowance) ends before that room is complete -- by the
 -- running jobs' time limits -- and, as far as the jobs ending by then give
