@@ -2,17 +2,21 @@
 #
 # Sources are picked up by directory so that each part of the extension
 # (src/scheduler, src/aws, src/worker, ...) lives in its own folder without
-# editing this file.  The install script is assembled from sql/parts/ in
-# name order, so each part owns its own SQL file.
+# editing this file.  The install script of the current version is assembled
+# from sql/parts/ in name order, so each part owns its own SQL file.  Released
+# versions keep their install script as a static file (sql/fairshare--0.1.0.sql)
+# and every later catalog change ships as an upgrade script
+# sql/fairshare--FROM--TO.sql; docs/upgrading.md says how.
 
 EXTENSION   = fairshare
-EXTVERSION  = 0.1.0
+EXTVERSION  = 0.2.0
 MODULE_big  = fairshare
 
 SRCS        = $(sort $(wildcard src/*.c src/*/*.c))
 OBJS        = $(SRCS:.c=.o)
 
 DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql
+DATA        = sql/$(EXTENSION)--0.1.0.sql $(wildcard sql/$(EXTENSION)--*--*.sql)
 SQL_PARTS   = $(sort $(wildcard sql/parts/*.sql))
 
 REGRESS      = $(sort $(notdir $(basename $(wildcard test/regress/sql/*.sql))))
