@@ -26,7 +26,8 @@ ISOLATION      = $(sort $(notdir $(basename $(wildcard test/isolation/specs/*.sp
 ISOLATION_OPTS = --inputdir=test/isolation
 
 PG_CONFIG  ?= pg_config
-PG_CPPFLAGS = -I$(srcdir)/src
+# The library knows which catalog version it works with (src/tables/catalog_version.h).
+PG_CPPFLAGS = -I$(srcdir)/src -DFAIRSHARE_VERSION='"$(EXTVERSION)"'
 PG_CFLAGS   = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
               -Wno-sign-compare -Werror=implicit-function-declaration
 SHLIB_LINK  = -lcurl -lcrypto
