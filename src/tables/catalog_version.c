@@ -25,6 +25,7 @@
 #include "access/table.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_extension.h"
+#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
@@ -67,6 +68,37 @@ fairshare_installed_version(void)
 	return version;
 }
 
+/*
+ * Is catalog version a older than b?  Versions are dot-separated numbers
+ * ("0.1.0"); a missing part counts as 0.
+ */
+bool
+fairshare_version_older(const char *a, const char *b)
+{
+	while (*a != '\0' || *b != '\0')
+	{
+		char	   *end;
+		long		x = strtol(a, &end, 10);
+		long		y;
+
+		a = (*end == '.') ? end + 1 : end;
+		y = strtol(b, &end, 10);
+		b = (*end == '.') ? end + 1 : end;
+		if (x != y)
+			return x < y;
+	}
+	return false;
+}
+
+const char *
+fairshare_catalog_version_hint(const char *catalog_version, const char *database)
+{
+	if (fairshare_version_older(catalog_version, FAIRSHARE_CATALOG_VERSION))
+		return psprintf("Run ALTER EXTENSION fairshare UPDATE in database \"%s\".", database);
+	return psprintf("The catalog is newer than the library: install the fairshare library of version %s and restart the server.",
+					catalog_version);
+}
+
 void
 fairshare_require_catalog_version(void)
 {
@@ -90,8 +122,7 @@ fairshare_require_catalog_version(void)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the fairshare catalog in this database is version %s, but the fairshare library is version %s",
 						version, FAIRSHARE_CATALOG_VERSION),
-				 errdetail("The library was upgraded; the catalog is upgraded separately, in each database."),
-				 errhint("Run ALTER EXTENSION fairshare UPDATE in this database (or, if the catalog is the newer one, install the library of version %s and restart the server).",
-						 version)));
+				 errdetail("The library and the catalog are upgraded separately: the catalog by ALTER EXTENSION, in each database."),
+				 errhint("%s", fairshare_catalog_version_hint(version, get_database_name(MyDatabaseId)))));
 	current_in_database = MyDatabaseId;
 }

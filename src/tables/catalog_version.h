@@ -37,4 +37,14 @@ extern char *fairshare_installed_version(void);
  */
 extern void fairshare_require_catalog_version(void);
 
+/* Is catalog version a older than b (dot-separated numbers)? */
+extern bool fairshare_version_older(const char *a, const char *b);
+
+/*
+ * What to do about a catalog of this version in this database: ALTER
+ * EXTENSION UPDATE, or (a catalog newer than the library) install the
+ * library that goes with it.
+ */
+extern const char *fairshare_catalog_version_hint(const char *catalog_version, const char *database);
+
 #endif							/* FAIRSHARE_TABLES_CATALOG_VERSION_H */

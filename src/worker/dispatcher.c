@@ -304,8 +304,7 @@ fairshare_dispatcher_main(Datum main_arg)
 					ereport(LOG,
 							(errmsg("fairshare dispatcher: the fairshare catalog in database \"%s\" is version %s, but the library is version %s; waiting",
 									fairshare_database, version, FAIRSHARE_CATALOG_VERSION),
-							 errhint("Run ALTER EXTENSION fairshare UPDATE in database \"%s\" (or, if the catalog is the newer one, install the library of version %s and restart the server).",
-									 fairshare_database, version)));
+							 errhint("%s", fairshare_catalog_version_hint(version, fairshare_database))));
 				version_logged = true;
 				wait_ms = fairshare_poll_interval_ms;
 			}
