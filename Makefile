@@ -45,3 +45,36 @@ $(DATA_built): $(SQL_PARTS) Makefile
 	@{ printf '%s\n' '-- Generated from sql/parts/*.sql by make; edit the parts.' \
 	     '\echo Use "CREATE EXTENSION $(EXTENSION)" to load this file. \quit'; \
 	   for f in $(SQL_PARTS); do printf '\n-- ==== %s\n' "$$f"; cat "$$f"; done; } > $@
+
+# ---------------------------------------------------------------------------
+# Releases (docs/installing.md).  Both take the tracked files of this tree
+# (git ls-files, as they are now), never build products or local files.
+
+DIST_NAME = $(EXTENSION)-$(EXTVERSION)
+DEB_NAME  = postgresql-15-$(EXTENSION)_$(EXTVERSION)-1_$(shell dpkg --print-architecture 2>/dev/null || echo amd64).deb
+
+.PHONY: dist deb
+
+# The PGXN distribution: $(DIST_NAME).tar.gz, which builds with
+# `make && make install` wherever it is unpacked.
+dist:
+	@test "$$(sed -n 's/^\t"version": "\(.*\)",$$/\1/p' META.json | head -1)" = "$(EXTVERSION)" || \
+		{ echo "META.json's version is not $(EXTVERSION)" >&2; exit 1; }
+	@rm -f $(DIST_NAME).tar.gz
+	git ls-files -z | tar --null -T - --transform 's,^,$(DIST_NAME)/,' -czf $(DIST_NAME).tar.gz
+	@echo "made $(DIST_NAME).tar.gz"
+
+# The Debian package, built from a clean copy of the tracked files with
+# dpkg-buildpackage and pg_buildext (debian/); the .deb lands in DEB_OUT.
+DEB_OUT ?= .
+deb:
+	@test "$$(dpkg-parsechangelog -l debian/changelog -S Version)" = "$(EXTVERSION)-1" || \
+		{ echo "debian/changelog's version is not $(EXTVERSION)-1" >&2; exit 1; }
+	@set -e; tmp=$$(mktemp -d /tmp/fairshare-deb.XXXXXX); \
+	mkdir "$$tmp/$(DIST_NAME)"; \
+	git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$$tmp/$(DIST_NAME)"; \
+	if (cd "$$tmp/$(DIST_NAME)" && dpkg-buildpackage -us -uc -b) > "$$tmp/build.log" 2>&1; then \
+		cp "$$tmp/$(DEB_NAME)" "$(DEB_OUT)/"; rm -rf "$$tmp"; echo "made $(DEB_OUT)/$(DEB_NAME)"; \
+	else \
+		tail -n 40 "$$tmp/build.log" >&2; rm -rf "$$tmp"; exit 1; \
+	fi
