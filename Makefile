@@ -56,13 +56,14 @@ DEB_NAME  = postgresql-15-$(EXTENSION)_$(EXTVERSION)-1_$(shell dpkg --print-arch
 .PHONY: dist deb
 
 # The PGXN distribution: $(DIST_NAME).tar.gz, which builds with
-# `make && make install` wherever it is unpacked.
+# `make && make install` wherever it is unpacked; it lands in DIST_OUT.
+DIST_OUT ?= .
 dist:
 	@test "$$(sed -n 's/^\t"version": "\(.*\)",$$/\1/p' META.json | head -1)" = "$(EXTVERSION)" || \
 		{ echo "META.json's version is not $(EXTVERSION)" >&2; exit 1; }
-	@rm -f $(DIST_NAME).tar.gz
-	git ls-files -z | tar --null -T - --transform 's,^,$(DIST_NAME)/,' -czf $(DIST_NAME).tar.gz
-	@echo "made $(DIST_NAME).tar.gz"
+	@rm -f $(DIST_OUT)/$(DIST_NAME).tar.gz
+	@git ls-files -z | tar --null -T - --transform 's,^,$(DIST_NAME)/,' -czf $(DIST_OUT)/$(DIST_NAME).tar.gz
+	@echo "made $(DIST_OUT)/$(DIST_NAME).tar.gz"
 
 # The Debian package, built from a clean copy of the tracked files with
 # dpkg-buildpackage and pg_buildext (debian/); the .deb lands in DEB_OUT.
