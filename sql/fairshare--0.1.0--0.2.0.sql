@@ -736,3 +736,7 @@ $$;
 ------------------------------------------------------------------------------
 
 SELECT pg_catalog.pg_extension_config_dump('fairshare.installation', '');
+
+-- Catalog changes made for 0.2.0 after this point (sql/parts/90_api*.sql
+-- and later) go above this line, in the order of sql/parts; run
+-- test/upgrade/catalog.test to see what is still missing.
