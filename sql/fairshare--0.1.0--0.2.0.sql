@@ -737,6 +737,6 @@ $$;
 
 SELECT pg_catalog.pg_extension_config_dump('fairshare.installation', '');
 
--- Catalog changes made for 0.2.0 after this point (sql/parts/90_api*.sql
--- and later) go above this line, in the order of sql/parts; run
--- test/upgrade/catalog.test to see what is still missing.
+-- Later catalog changes of 0.2.0 (sql/parts/90_api*.sql, ...) go in their
+-- sql/parts order: after the 89_api_common.sql section, before 95_dump.sql.
+-- test/upgrade/catalog.test shows what is still missing.
