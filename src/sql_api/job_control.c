@@ -21,6 +21,7 @@
 #include "pg_prelude.h"
 
 #include "sql_api/args.h"
+#include "tables/catalog_version.h"
 #include "tables/lookup.h"
 
 PG_FUNCTION_INFO_V1(fairshare_terminate_job);
@@ -83,6 +84,7 @@ fairshare_terminate_job(PG_FUNCTION_ARGS)
 	Datum		values[2];
 	int			ret;
 
+	fairshare_require_catalog_version();
 	fairshare_require_arg(fcinfo, 0, "terminate_job", "job_id");
 	fairshare_require_arg(fcinfo, 1, "terminate_job", "reason");
 	job_id = PG_GETARG_INT64(0);
@@ -150,6 +152,7 @@ fairshare_update_job_priority(PG_FUNCTION_ARGS)
 	bool		isnull;
 	int32		old_priority;
 
+	fairshare_require_catalog_version();
 	fairshare_require_arg(fcinfo, 0, "update_job_priority", "job_id");
 	fairshare_require_arg(fcinfo, 1, "update_job_priority", "scheduling_priority");
 	job_id = PG_GETARG_INT64(0);

@@ -30,6 +30,7 @@
 #include "fairshare.h"
 #include "sql_api/pass_input.h"
 #include "sql_api/schedule.h"
+#include "tables/catalog_version.h"
 
 PG_FUNCTION_INFO_V1(fairshare_schedule);
 
@@ -677,6 +678,8 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 	bool		left_work = false;
 	int			prefix = PASS_PREFIX;
 	BusyJobs	busy = {NULL, 0, 0};
+
+	fairshare_require_catalog_version();
 
 	/*
 	 * Passes are serialised by a lock, which only works if each reads what

@@ -25,6 +25,7 @@
 #include "sql_api/args.h"
 #include "sql_api/pass_input.h"
 #include "sql_api/schedule.h"
+#include "tables/catalog_version.h"
 #include "tables/lookup.h"
 
 PG_FUNCTION_INFO_V1(fairshare_queue_snapshot);
@@ -109,6 +110,7 @@ fairshare_queue_snapshot(PG_FUNCTION_ARGS)
 	int			q;
 	FairshareSavedUser saved;
 
+	fairshare_require_catalog_version();
 	fairshare_require_arg(fcinfo, 0, "queue_snapshot", "job_queue");
 	queue_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 
@@ -222,6 +224,7 @@ fairshare_explain(PG_FUNCTION_ARGS)
 	bool		isnull;
 	Datum		answer;
 
+	fairshare_require_catalog_version();
 	fairshare_require_arg(fcinfo, 0, "explain", "job_id");
 	job_id = PG_GETARG_INT64(0);
 	v[0] = Int64GetDatum(job_id);
@@ -273,6 +276,7 @@ fairshare_explain_pass(PG_FUNCTION_ARGS)
 	const PassJobInfo *info;
 	HeapTuple	tuple;
 
+	fairshare_require_catalog_version();
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "fairshare._explain_pass must return a record");
 	desc = BlessTupleDesc(desc);

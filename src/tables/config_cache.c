@@ -27,6 +27,7 @@
 
 #include "tables/lookup.h"
 #include "tables/config_cache.h"
+#include "tables/catalog_version.h"
 
 PG_FUNCTION_INFO_V1(fairshare_config_changed);
 
@@ -68,6 +69,8 @@ fairshare_config_cache_init(void)
 Datum
 fairshare_config_changed(PG_FUNCTION_ARGS)
 {
+	fairshare_require_catalog_version();
+
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),

@@ -28,6 +28,7 @@
 #include "utils/numeric.h"
 #include "utils/rel.h"
 
+#include "tables/catalog_version.h"
 #include "tables/config_cache.h"
 #include "tables/job_row.h"
 #include "tables/lookup.h"
@@ -549,6 +550,7 @@ fairshare_validate_job_submission(PG_FUNCTION_ARGS)
 	int			request_count;
 	char	   *request_type;
 
+	fairshare_require_catalog_version();
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || !TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
 		ereport(ERROR,

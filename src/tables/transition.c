@@ -30,6 +30,7 @@
 #include "utils/rel.h"
 
 #include "fairshare.h"
+#include "tables/catalog_version.h"
 #include "tables/installation.h"
 #include "tables/job_row.h"
 
@@ -152,6 +153,7 @@ fairshare_job_transition(PG_FUNCTION_ARGS)
 	JobState	from;
 	JobState	to;
 
+	fairshare_require_catalog_version();
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || !TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
 		ereport(ERROR,

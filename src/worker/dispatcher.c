@@ -40,6 +40,7 @@
 #include "utils/snapmgr.h"
 
 #include "fairshare.h"
+#include "tables/catalog_version.h"
 #include "tables/lookup.h"
 #include "worker/dispatch.h"
 #include "worker/dispatcher.h"
@@ -72,23 +73,23 @@ fairshare_register_dispatcher(void)
 	RegisterBackgroundWorker(&worker);
 }
 
-/* Is the extension installed (and its tables usable) in our database? */
+/*
+ * Is the extension installed in our database?  *version is its catalog
+ * version (in the caller's memory context), NULL when it is not installed.
+ */
 static bool
-extension_installed(void)
+extension_installed(char **version)
 {
-	bool		installed;
+	MemoryContext caller = CurrentMemoryContext;
+	char	   *found;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
-	SPI_connect();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	if (SPI_execute("SELECT 1 FROM pg_extension WHERE extname = 'fairshare'", true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read pg_extension");
-	installed = SPI_processed > 0;
-	SPI_finish();
-	PopActiveSnapshot();
+	found = fairshare_installed_version();
+	*version = found ? MemoryContextStrdup(caller, found) : NULL;
 	CommitTransactionCommand();
-	return installed;
+	MemoryContextSwitchTo(caller);
+	return *version != NULL;
 }
 
 /*
@@ -210,6 +211,7 @@ fairshare_dispatcher_main(Datum main_arg)
 	volatile bool have_lock = false;
 	volatile bool lock_wait_logged = false;
 	volatile bool absence_logged = false;
+	volatile bool version_logged = false;
 	FairshareDispatch *volatile dispatch = NULL;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -262,7 +264,9 @@ fairshare_dispatcher_main(Datum main_arg)
 		MemoryContextSwitchTo(turn_context);
 		PG_TRY();
 		{
-			if (!extension_installed())
+			char	   *version;
+
+			if (!extension_installed(&version))
 			{
 				/*
 				 * Nothing to dispatch.  What this process knew belongs to a
@@ -280,6 +284,28 @@ fairshare_dispatcher_main(Datum main_arg)
 									fairshare_database),
 							 errhint("Run CREATE EXTENSION fairshare in it, or set fairshare.database.")));
 				absence_logged = true;
+				wait_ms = fairshare_poll_interval_ms;
+			}
+			else if (strcmp(version, FAIRSHARE_CATALOG_VERSION) != 0)
+			{
+				/*
+				 * The library was upgraded and the catalog not yet (or the
+				 * other way round): this library's statements would not
+				 * fit the tables.  Jobs wait in their tables, and training
+				 * jobs go on at SageMaker, until ALTER EXTENSION UPDATE;
+				 * the next turn then follows them as usual.
+				 */
+				if (dispatch != NULL)
+				{
+					fairshare_dispatch_destroy(dispatch);
+					dispatch = NULL;
+				}
+				if (!version_logged)
+					ereport(LOG,
+							(errmsg("fairshare dispatcher: the fairshare catalog in database \"%s\" is version %s, but the library is version %s; waiting",
+									fairshare_database, version, FAIRSHARE_CATALOG_VERSION),
+							 errhint("%s", fairshare_catalog_version_hint(version, fairshare_database))));
+				version_logged = true;
 				wait_ms = fairshare_poll_interval_ms;
 			}
 			else if (!have_lock && !(have_lock = take_dispatcher_lock()))
@@ -302,6 +328,11 @@ fairshare_dispatcher_main(Datum main_arg)
 									fairshare_database)));
 				lock_wait_logged = false;
 				absence_logged = false;
+				if (version_logged)
+					ereport(LOG,
+							(errmsg("fairshare dispatcher: the fairshare catalog in database \"%s\" is now version %s; dispatching",
+									fairshare_database, FAIRSHARE_CATALOG_VERSION)));
+				version_logged = false;
 				if (dispatch == NULL)
 					dispatch = fairshare_dispatch_create();
 				wait_ms = fairshare_dispatch_turn(dispatch);

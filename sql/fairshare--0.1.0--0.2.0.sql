@@ -1,0 +1,742 @@
+-- sql/fairshare--0.1.0--0.2.0.sql — ALTER EXTENSION fairshare UPDATE from
+-- 0.1.0 (the first release) to 0.2.0.
+--
+-- Every change to the catalog between the two releases, in the order the
+-- install script (sql/parts/*.sql) has them.  After it, the catalog is the
+-- one CREATE EXTENSION fairshare makes for 0.2.0: test/upgrade/catalog.test
+-- compares the two, object by object.  The data stays: rows are only added
+-- (the installation id) or filled in (jobs.submitter_oid).
+--
+-- It runs while the dispatcher runs: the 0.2.0 library's dispatcher waits
+-- while the catalog is older than the library and starts its turns once
+-- this script has committed; users' sessions wait for the locks it takes
+-- (briefly: only two small configuration tables are rewritten).
+--
+-- Not repeated here: the check that the schema belongs to the installing
+-- role (sql/parts/10_catalog.sql), which guards a new installation.
+
+\echo Use "ALTER EXTENSION fairshare UPDATE TO '0.2.0'" to load this file. \quit
+
+------------------------------------------------------------------------------
+-- Every function pins its search_path (the body is unchanged)
+------------------------------------------------------------------------------
+
+ALTER FUNCTION fairshare._alert_candidates() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._cancel_unsent(bigint, text) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._check_batch_size(integer) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._check_name(text, text) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._check_state(text, text) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._check_window(timestamptz, timestamptz) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._config_changed() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._explain(bigint) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._explain_pass(bigint, text, text, integer) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._guard_job_queue_delete() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._guard_quota_share_delete() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._guard_service_environment_delete() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._housekeeping_on_drop() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._housekeeping_sync() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._human_duration(interval) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._is_instance_type(text) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._jobs_ahead_in_share(fairshare.jobs, integer) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._prepare_pass(integer) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._record_transitions() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._refuse_placed_delete() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._reject(text, text, text) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._retention_delete(text, timestamptz, integer) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._validate_alert_rule() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._validate_capacity_limit() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._validate_job_queue() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._validate_queue_environment() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._validate_quota_share() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._validate_quota_share_limit() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._validate_scheduling_policy() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._validate_share_distribution() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare._wake_dispatcher() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.alert_payload(fairshare.alert_events) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.apply_retention_batch(integer, timestamptz) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.apply_status(bigint, jsonb) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.dispatcher_state() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.evaluate_alerts() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.exit_action(jsonb, text) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.explain(bigint) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.failures_by_hour(timestamptz, timestamptz) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.fair_share_status() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.is_capacity_failure(text) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.job_time_stats(timestamptz, timestamptz) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.queue_snapshot(text, integer) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.queue_status() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.recent_failures() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.record_utilization() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.retention_cutoff() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.running_state(text) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.schedule(boolean) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.schedule_housekeeping() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.terminate_job(bigint, text) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.throughput_by_hour(timestamptz, timestamptz) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.unschedule_housekeeping() SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.update_job_priority(bigint, integer) SET search_path = pg_catalog, fairshare, pg_temp;
+ALTER FUNCTION fairshare.valid_transition(fairshare.job_status, fairshare.job_status) SET search_path = pg_catalog, fairshare, pg_temp;
+
+------------------------------------------------------------------------------
+-- 10_catalog.sql: capacity counts are numeric, whole numbers only
+------------------------------------------------------------------------------
+
+-- The views over capacity_limits and quota_share_limits depend on the
+-- column's type: drop them with their wrapper functions and public views,
+-- and make them again below (with their comments and privileges) as the
+-- install script does.
+DROP VIEW fairshare.environment_utilization;
+DROP FUNCTION fairshare.environment_utilization();
+DROP VIEW fairshare._environment_utilization;
+DROP VIEW fairshare.quota_share_status;
+DROP FUNCTION fairshare.quota_share_status();
+DROP VIEW fairshare._quota_share_status;
+
+-- numeric, so that 2.5 is refused rather than rounded on the way in
+ALTER TABLE fairshare.capacity_limits
+	DROP CONSTRAINT capacity_limits_max_capacity_check,
+	ALTER COLUMN max_capacity TYPE numeric,
+	ADD CONSTRAINT capacity_limits_max_capacity_check
+		CHECK (max_capacity BETWEEN 0 AND 1000000 AND max_capacity = trunc(max_capacity));
+ALTER TABLE fairshare.quota_share_limits
+	DROP CONSTRAINT quota_share_limits_max_capacity_check,
+	ALTER COLUMN max_capacity TYPE numeric,
+	ADD CONSTRAINT quota_share_limits_max_capacity_check
+		CHECK (max_capacity BETWEEN 0 AND 1000000 AND max_capacity = trunc(max_capacity));
+
+DROP FUNCTION fairshare._check_capacity(text, text, integer);
+CREATE FUNCTION fairshare._check_capacity(kind text, unit text, max_capacity numeric)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	IF unit IS NULL OR (unit <> 'NUM_INSTANCES' AND NOT fairshare._is_instance_type(unit)) THEN
+		PERFORM fairshare._reject('22023',
+			format('invalid capacity unit "%s" in %s', coalesce(unit, 'NULL'), kind),
+			'A capacity unit is NUM_INSTANCES or an instance type such as ml.p4d.24xlarge.');
+	END IF;
+	IF max_capacity IS NULL OR max_capacity < 0 OR max_capacity > 1000000 THEN
+		PERFORM fairshare._reject('22023',
+			format('max_capacity %s for %s in %s is out of range', coalesce(max_capacity::text, 'NULL'), unit, kind),
+			'max_capacity is a number of instances from 0 to 1000000.');
+	END IF;
+	IF max_capacity <> trunc(max_capacity) THEN
+		PERFORM fairshare._reject('22023',
+			format('max_capacity %s for %s in %s is not a whole number of instances', max_capacity, unit, kind),
+			'max_capacity counts instances: 0, 1, 2, ... up to 1000000.');
+	END IF;
+END
+$$;
+
+------------------------------------------------------------------------------
+-- 10_catalog.sql: endpoints are checked by the sender's own rule
+------------------------------------------------------------------------------
+
+-- What the sender (src/aws/endpoint.c) would refuse in an endpoint_url or
+-- region, so that the table never holds what cannot be used; NULL if none.
+CREATE FUNCTION fairshare._endpoint_problem(endpoint_url text, region text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'fairshare_endpoint_problem'
+LANGUAGE C STABLE;
+
+CREATE OR REPLACE FUNCTION fairshare._validate_service_environment()
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	problem text;
+BEGIN
+	IF TG_OP = 'UPDATE' AND NEW.name IS DISTINCT FROM OLD.name THEN
+		PERFORM fairshare._reject('22023',
+			format('service environment "%s" cannot be renamed', OLD.name),
+			'Create a new environment and move the queues to it.');
+	END IF;
+	PERFORM fairshare._check_name('service environment', NEW.name);
+	PERFORM fairshare._check_state('service environment', NEW.state);
+	problem := fairshare._endpoint_problem(NEW.endpoint_url, NEW.region);
+	IF problem IS NOT NULL THEN
+		PERFORM fairshare._reject('22023',
+			format('service environment "%s": %s', NEW.name, problem),
+			'Use https://host[:port] (plain http only to 127.0.0.1, localhost or [::1]) with no user name, '
+			'password, query or fragment, and a region such as us-east-1; NULL means the default.');
+	END IF;
+	RETURN NEW;
+END
+$$;
+
+------------------------------------------------------------------------------
+-- 10_catalog.sql: a job belongs to its submitter's role OID too
+------------------------------------------------------------------------------
+
+-- Who submitted it, as a role OID beside the name: a role that is
+-- renamed, and another created with the old name, must not see or act
+-- on the first one's jobs.  Set by the submission trigger.  The last
+-- column, as in a new installation.
+ALTER TABLE fairshare.jobs ADD COLUMN submitter_oid oid NOT NULL DEFAULT 0;
+
+-- The jobs there are belong to the roles that have their submitters' names
+-- now (a job whose role is gone keeps 0 and is seen by admins only).  No
+-- trigger runs: this changes no job's state, and submitter_oid is otherwise
+-- fixed at submission.
+DO $backfill$
+DECLARE
+	before pg_catalog.text := pg_catalog.current_setting('session_replication_role');
+BEGIN
+	PERFORM pg_catalog.set_config('session_replication_role', 'replica', true);
+	UPDATE fairshare.jobs j SET submitter_oid = r.oid
+	  FROM pg_catalog.pg_roles r
+	 WHERE r.rolname = j.submitted_by AND j.submitter_oid <> r.oid;
+	PERFORM pg_catalog.set_config('session_replication_role', before, true);
+END
+$backfill$;
+
+------------------------------------------------------------------------------
+-- 10_catalog.sql: the installation
+------------------------------------------------------------------------------
+
+-- Who "we" are at SageMaker.  Another installation (a second database, or
+-- this one dropped and created again) hands out the same job ids, and so
+-- could hand out the same training job names; the dispatcher adopts an
+-- existing training job only when its tags carry this id and its job's id.
+-- Drawn when the extension is created; pg_dump keeps it, so a restored copy
+-- (or a standby, which replicates it) is the same installation.  A restore
+-- runs CREATE EXTENSION, which draws a new row, and then copies the
+-- original's beside it: the oldest row is the installation, so the
+-- original's wins.
+CREATE TABLE fairshare.installation (
+	installation_id	uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+	created_at		timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE fairshare.installation IS
+	'This installation''s id (the oldest row): in every training job name (its first 8 hex digits) '
+	'and in the fairshare:installation tag, checked before an existing training job is adopted.';
+
+INSERT INTO fairshare.installation DEFAULT VALUES;
+
+-- The installation id, for tags, names and people who compare installations.
+CREATE FUNCTION fairshare.installation_id()
+RETURNS uuid LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT installation_id FROM fairshare.installation ORDER BY created_at, installation_id LIMIT 1
+$$;
+COMMENT ON FUNCTION fairshare.installation_id() IS
+	'This installation''s id (drawn by CREATE EXTENSION, kept by pg_dump and on standbys).';
+
+------------------------------------------------------------------------------
+-- 20_lifecycle.sql
+------------------------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION fairshare._check_job_options(evaluate_on_exit jsonb, tags jsonb)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	rule jsonb;
+	tag record;
+BEGIN
+	IF evaluate_on_exit IS NOT NULL THEN
+		IF jsonb_typeof(evaluate_on_exit) <> 'array' OR jsonb_array_length(evaluate_on_exit) > 5 THEN
+			PERFORM fairshare._reject('22023', 'evaluate_on_exit must be a JSON array of at most 5 rules',
+				'Example: [{"action": "EXIT", "on_status_reason": "AlgorithmError*"}]');
+		END IF;
+		FOR rule IN SELECT * FROM jsonb_array_elements(evaluate_on_exit) LOOP
+			IF jsonb_typeof(rule) <> 'object'
+			   OR upper(rule ->> 'action') IS DISTINCT FROM 'RETRY' AND upper(rule ->> 'action') IS DISTINCT FROM 'EXIT'
+			   OR jsonb_typeof(rule -> 'on_status_reason') IS DISTINCT FROM 'string'
+			   OR EXISTS (SELECT 1 FROM jsonb_object_keys(rule) k WHERE k NOT IN ('action', 'on_status_reason')) THEN
+				PERFORM fairshare._reject('22023',
+					format('invalid evaluate_on_exit rule %s', rule),
+					'Each rule is {"action": "RETRY" or "EXIT", "on_status_reason": "<text, may end in *>"}.');
+			END IF;
+			IF length(rule ->> 'on_status_reason') NOT BETWEEN 1 AND 512
+			   OR strpos(left(rule ->> 'on_status_reason', -1), '*') > 0 THEN
+				PERFORM fairshare._reject('22023',
+					format('invalid on_status_reason %s in evaluate_on_exit', rule -> 'on_status_reason'),
+					'It is 1 to 512 characters and may contain * only as its last character.');
+			END IF;
+		END LOOP;
+	END IF;
+	IF tags IS NOT NULL THEN
+		IF jsonb_typeof(tags) <> 'object' THEN
+			PERFORM fairshare._reject('22023', 'tags must be a JSON object of string values');
+		END IF;
+		IF (SELECT count(*) FROM jsonb_object_keys(tags)) > 50 THEN
+			PERFORM fairshare._reject('22023', 'a job has at most 50 tags');
+		END IF;
+		FOR tag IN SELECT key, value FROM jsonb_each(tags) LOOP
+			IF jsonb_typeof(tag.value) <> 'string' OR length(tag.key) NOT BETWEEN 1 AND 128
+			   OR length(tag.value #>> '{}') > 256 THEN
+				PERFORM fairshare._reject('22023',
+					format('invalid tag "%s"', tag.key),
+					'Tag keys are 1 to 128 characters and values are strings of at most 256.');
+			END IF;
+			IF lower(tag.key) LIKE 'fairshare:%' OR lower(tag.key) LIKE 'aws:%' THEN
+				PERFORM fairshare._reject('22023',
+					format('tag key "%s" is reserved', tag.key),
+					'fairshare sets the fairshare: tags of every training job itself, and AWS the aws: ones.');
+			END IF;
+		END LOOP;
+	END IF;
+END
+$$;
+
+-- The training job name of an attempt: fairshare.job_name_prefix, the
+-- installation's first 8 hex digits, the job id and the attempt number
+-- (src/tables/installation.c, the one definition).
+CREATE OR REPLACE FUNCTION fairshare.training_job_name(job_id bigint, attempt integer)
+RETURNS text
+AS 'MODULE_PATHNAME', 'fairshare_training_job_name_sql'
+LANGUAGE C STABLE STRICT
+SET search_path = pg_catalog, fairshare, pg_temp;
+
+-- TRUNCATE deletes every row without a DELETE trigger: refused the same
+-- way while any job is placed (also when it comes as a CASCADE from a
+-- table jobs refers to).
+CREATE FUNCTION fairshare._refuse_placed_truncate()
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	placed record;
+	n bigint;
+BEGIN
+	SELECT j.job_id, j.status INTO placed FROM fairshare.jobs j
+	 WHERE j.status IN ('SCHEDULED', 'STARTING', 'RUNNING') ORDER BY j.job_id LIMIT 1;
+	IF FOUND THEN
+		SELECT count(*) INTO n FROM fairshare.jobs WHERE status IN ('SCHEDULED', 'STARTING', 'RUNNING');
+		RAISE EXCEPTION 'fairshare.jobs cannot be truncated: % jobs are placed (job % is %)', n, placed.job_id, placed.status
+			USING ERRCODE = 'object_in_use',
+				  DETAIL = 'Their training jobs in SageMaker would go on without fairshare following or stopping them.',
+				  HINT = 'Terminate the placed jobs (fairshare.terminate_job) and truncate once they have finished.';
+	END IF;
+	RETURN NULL;
+END
+$$;
+CREATE TRIGGER refuse_placed_truncate BEFORE TRUNCATE ON fairshare.jobs
+	FOR EACH STATEMENT EXECUTE FUNCTION fairshare._refuse_placed_truncate();
+
+-- An attempt that has ended is history too: only a superuser may change
+-- it (an admin sets the outcome of the current attempt, as apply_status
+-- does).
+CREATE FUNCTION fairshare._guard_closed_attempt()
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	IF OLD.stopped_at IS NOT NULL AND NEW IS DISTINCT FROM OLD
+	   AND NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
+		RAISE EXCEPTION 'attempt % of job % has ended: it cannot change', OLD.attempt, OLD.job_id
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = 'The history of an attempt is kept as it happened; only a superuser may correct it.';
+	END IF;
+	RETURN NEW;
+END
+$$;
+CREATE TRIGGER guard_closed_attempt BEFORE UPDATE ON fairshare.job_attempts
+	FOR EACH ROW EXECUTE FUNCTION fairshare._guard_closed_attempt();
+
+-- After a restore into another cluster, roles have new OIDs and
+-- submitters no longer see their jobs (a job belongs to its role's name and
+-- OID).  This hands each job to the role that now has its submitter's
+-- name; run it only when those roles are the same people.  Superusers.
+CREATE FUNCTION fairshare.rebind_submitters()
+RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	n bigint;
+BEGIN
+	-- submitter_oid is fixed at submission; only this function moves it
+	SET LOCAL session_replication_role = replica;
+	UPDATE fairshare.jobs j SET submitter_oid = r.oid
+	  FROM pg_catalog.pg_roles r
+	 WHERE r.rolname = j.submitted_by AND j.submitter_oid <> r.oid;
+	GET DIAGNOSTICS n = ROW_COUNT;
+	RETURN n;
+END
+$$;
+REVOKE ALL ON FUNCTION fairshare.rebind_submitters() FROM PUBLIC;
+COMMENT ON FUNCTION fairshare.rebind_submitters() IS
+	'After a restore into another cluster: give each job to the role that now has its submitter''s name.  '
+	'Returns the jobs rebound.  Superusers only.';
+
+------------------------------------------------------------------------------
+-- 30_roles.sql: row-level security on the role's name and OID
+------------------------------------------------------------------------------
+
+-- A submitter may name every column but job_id in its INSERT (the
+-- submission trigger refuses those it may not set): the new one too.
+GRANT INSERT (submitter_oid) ON fairshare.jobs TO fairshare_submitter;
+
+-- The role the session acts as, by OID (current_user gives only its name).
+CREATE FUNCTION fairshare._current_role_oid()
+RETURNS oid
+AS 'MODULE_PATHNAME', 'fairshare_current_role_oid'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+ALTER POLICY submitter_select_own ON fairshare.jobs
+	USING (submitted_by = current_user AND submitter_oid = fairshare._current_role_oid());
+ALTER POLICY submitter_insert_own ON fairshare.jobs
+	WITH CHECK (submitted_by = current_user AND submitter_oid = fairshare._current_role_oid());
+
+------------------------------------------------------------------------------
+-- 60_worker.sql: every training job is tagged with the installation
+------------------------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION fairshare.create_training_job_request(job fairshare.jobs)
+RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT CASE WHEN job.request ? 'StoppingCondition' THEN '{}'::jsonb
+				ELSE '{"StoppingCondition": {"MaxRuntimeInSeconds": 86400}}'::jsonb END
+		   || job.request || jsonb_build_object(
+		'TrainingJobName', job.training_job_name,
+		'ResourceConfig', coalesce(job.request -> 'ResourceConfig', '{}')
+						  || jsonb_build_object('InstanceType', job.instance_type,
+												'InstanceCount', job.instance_count),
+		'Tags', coalesce(job.request -> 'Tags', '[]')
+				|| coalesce((SELECT jsonb_agg(jsonb_build_object('Key', key, 'Value', value) ORDER BY key)
+							   FROM jsonb_each_text(job.tags)), '[]')
+				|| jsonb_build_array(
+					   jsonb_build_object('Key', 'fairshare:installation', 'Value', fairshare.installation_id()::text),
+					   jsonb_build_object('Key', 'fairshare:job-id', 'Value', job.job_id::text),
+					   jsonb_build_object('Key', 'fairshare:job-queue', 'Value', job.job_queue)))
+$$;
+
+------------------------------------------------------------------------------
+-- 70_views.sql: the views dropped above, casting the numeric limits
+------------------------------------------------------------------------------
+
+CREATE VIEW fairshare._environment_utilization AS
+WITH held AS (
+	SELECT service_environment, instance_type,
+		   sum(instance_count) AS in_use,
+		   coalesce(sum(instance_count) FILTER (WHERE stopping), 0) AS stopping,
+		   count(*) AS jobs
+	  FROM fairshare._held_jobs
+	 GROUP BY 1, 2
+), nominated AS (
+	SELECT nominated_environment AS service_environment, nominated_instance_type AS instance_type,
+		   sum(instance_count) AS nominated
+	  FROM fairshare.jobs
+	 WHERE status = 'RUNNABLE' AND nomination_kind IS NOT NULL
+	 GROUP BY 1, 2
+), waiting AS MATERIALIZED (
+	-- Only enabled queues place jobs.
+	SELECT * FROM fairshare._waiting_groups WHERE queue_state = 'ENABLED'
+), wait_by_type AS (
+	-- A job that lists several instance types waits for each of them.
+	SELECT w.job_queue, t.instance_type, sum(w.jobs) AS jobs, sum(w.jobs * w.instance_count) AS instances,
+		   min(w.instance_count) AS smallest, min(w.since) AS since
+	  FROM waiting w CROSS JOIN LATERAL unnest(w.instance_types) AS t(instance_type)
+	 GROUP BY 1, 2
+), wait_by_queue AS (
+	SELECT job_queue, sum(jobs) AS jobs, sum(jobs * instance_count) AS instances,
+		   min(instance_count) AS smallest, min(since) AS since
+	  FROM waiting
+	 GROUP BY 1
+), units AS (
+	-- Every capacity limit, and every instance type in use or wanted in an
+	-- environment where only its NUM_INSTANCES limit applies to it.
+	SELECT service_environment, capacity_unit, max_capacity::integer
+	  FROM fairshare.capacity_limits
+	UNION
+	SELECT x.service_environment, x.instance_type, NULL::integer
+	  FROM (SELECT service_environment, instance_type FROM held
+			UNION
+			SELECT qe.service_environment, wt.instance_type
+			  FROM wait_by_type wt JOIN fairshare.queue_environments qe ON qe.job_queue = wt.job_queue) x
+	 WHERE EXISTS (SELECT 1 FROM fairshare.capacity_limits l
+					WHERE l.service_environment = x.service_environment AND l.capacity_unit = 'NUM_INSTANCES')
+	   AND NOT EXISTS (SELECT 1 FROM fairshare.capacity_limits l
+						WHERE l.service_environment = x.service_environment AND l.capacity_unit = x.instance_type)
+), env AS (
+	SELECT e.name AS service_environment, e.state,
+		   (SELECT l.max_capacity::integer FROM fairshare.capacity_limits l
+			 WHERE l.service_environment = e.name AND l.capacity_unit = 'NUM_INSTANCES') AS total_capacity,
+		   coalesce((SELECT sum(h.in_use) FROM held h WHERE h.service_environment = e.name), 0) AS total_in_use
+	  FROM fairshare.service_environments e
+), rows AS (
+	SELECT u.service_environment, env.state, u.capacity_unit, u.max_capacity AS capacity,
+		   coalesce(h.in_use, 0) AS in_use, coalesce(h.stopping, 0) AS stopping, coalesce(h.jobs, 0) AS jobs,
+		   coalesce(n.nominated, 0) AS nominated,
+		   env.total_capacity, env.total_in_use,
+		   coalesce(w.jobs, 0) AS waiting_jobs, coalesce(w.instances, 0) AS waiting_instances,
+		   w.smallest, w.since
+	  FROM units u
+	  JOIN env ON env.service_environment = u.service_environment
+	  LEFT JOIN LATERAL (
+		SELECT sum(h.in_use) AS in_use, sum(h.stopping) AS stopping, sum(h.jobs) AS jobs
+		  FROM held h
+		 WHERE h.service_environment = u.service_environment
+		   AND (u.capacity_unit = 'NUM_INSTANCES' OR h.instance_type = u.capacity_unit)) h ON true
+	  LEFT JOIN LATERAL (
+		SELECT sum(n.nominated) AS nominated
+		  FROM nominated n
+		 WHERE n.service_environment = u.service_environment
+		   AND (u.capacity_unit = 'NUM_INSTANCES' OR n.instance_type = u.capacity_unit)) n ON true
+	  LEFT JOIN LATERAL (
+		SELECT sum(x.jobs) AS jobs, sum(x.instances) AS instances, min(x.smallest) AS smallest, min(x.since) AS since
+		  FROM (SELECT wq.jobs, wq.instances, wq.smallest, wq.since
+				  FROM wait_by_queue wq
+				  JOIN fairshare.queue_environments qe ON qe.job_queue = wq.job_queue
+				 WHERE u.capacity_unit = 'NUM_INSTANCES' AND qe.service_environment = u.service_environment
+				UNION ALL
+				SELECT wt.jobs, wt.instances, wt.smallest, wt.since
+				  FROM wait_by_type wt
+				  JOIN fairshare.queue_environments qe ON qe.job_queue = wt.job_queue
+				 WHERE u.capacity_unit <> 'NUM_INSTANCES' AND qe.service_environment = u.service_environment
+				   AND wt.instance_type = u.capacity_unit) x) w ON true
+)
+SELECT r.service_environment,
+	   r.state,
+	   r.capacity_unit,
+	   r.capacity,
+	   r.in_use::integer,
+	   r.stopping::integer,
+	   r.nominated::integer,
+	   -- Room left: under this unit's limit and under the environment's
+	   -- NUM_INSTANCES limit, whichever is smaller.
+	   greatest(0, CASE
+		   WHEN r.capacity IS NULL THEN r.total_capacity - r.total_in_use
+		   WHEN r.capacity_unit = 'NUM_INSTANCES' OR r.total_capacity IS NULL THEN r.capacity - r.in_use
+		   ELSE least(r.capacity - r.in_use, r.total_capacity - r.total_in_use) END)::integer AS free,
+	   round(r.in_use / nullif(r.capacity, 0)::numeric, 4) AS utilization,
+	   r.jobs::integer AS running_jobs,
+	   r.waiting_jobs::integer,
+	   r.waiting_instances::integer,
+	   r.smallest::integer AS smallest_waiting_job,
+	   round(extract(epoch FROM now() - r.since), 0)::bigint AS oldest_wait_seconds
+  FROM rows r;
+
+CREATE VIEW fairshare._quota_share_status AS
+WITH shares AS (
+	SELECT s.job_queue, s.name AS quota_share, s.state, s.strategy, s.borrow_limit, s.weight,
+		   l.capacity_unit, l.max_capacity::integer AS share_limit
+	  FROM fairshare.quota_shares s
+	  LEFT JOIN fairshare.quota_share_limits l ON l.job_queue = s.job_queue AND l.quota_share = s.name
+), held AS (
+	SELECT job_queue, quota_share, instance_type, sum(instance_count) AS instances
+	  FROM fairshare._held_jobs
+	 WHERE quota_share IS NOT NULL
+	 GROUP BY 1, 2, 3
+), waiting AS MATERIALIZED (
+	SELECT job_queue, quota_share, instance_types, instance_count, jobs, since
+	  FROM fairshare._waiting_groups
+	 WHERE quota_share IS NOT NULL
+), with_held AS (
+	-- A limit on NUM_INSTANCES counts every type; one on a type, that type.
+	SELECT sh.*,
+		   coalesce((SELECT sum(h.instances) FROM held h
+					  WHERE h.job_queue = sh.job_queue AND h.quota_share = sh.quota_share
+						AND (sh.capacity_unit IS NULL OR sh.capacity_unit = 'NUM_INSTANCES'
+							 OR h.instance_type = sh.capacity_unit)), 0) AS held
+	  FROM shares sh
+), per_share AS (
+	SELECT s.*,
+		   greatest(s.held - coalesce(s.share_limit, 0), 0) AS borrowed,
+		   CASE WHEN s.strategy <> 'RESERVE' THEN greatest(s.share_limit - s.held, 0) ELSE 0 END AS lendable,
+		   coalesce(w.jobs, 0) AS waiting_jobs, coalesce(w.instances, 0) AS waiting_instances,
+		   coalesce(w.guaranteed, 0) AS guaranteed_waiting_jobs, w.since
+	  FROM with_held s
+	  LEFT JOIN LATERAL (
+		SELECT sum(w.jobs) AS jobs, sum(w.jobs * w.instance_count) AS instances,
+			   sum(w.jobs) FILTER (WHERE w.instance_count <= s.share_limit - s.held) AS guaranteed,
+			   min(w.since) AS since
+		  FROM waiting w
+		 WHERE w.job_queue = s.job_queue AND w.quota_share = s.quota_share
+		   AND (s.capacity_unit IS NULL OR s.capacity_unit = 'NUM_INSTANCES'
+				OR s.capacity_unit = ANY (w.instance_types))) w ON true
+), units AS (
+	-- The capacity units the queue's shares have limits of.
+	SELECT DISTINCT job_queue, capacity_unit FROM shares WHERE capacity_unit IS NOT NULL
+), env_capacity AS (
+	-- What the queue's environments offer per capacity unit: the limit of
+	-- that unit, else (for NUM_INSTANCES) the sum of the type limits, else
+	-- (for a type) the NUM_INSTANCES limit.
+	SELECT u.job_queue, u.capacity_unit,
+		   sum(coalesce(
+			   (SELECT l.max_capacity::integer FROM fairshare.capacity_limits l
+				 WHERE l.service_environment = qe.service_environment AND l.capacity_unit = u.capacity_unit),
+			   CASE WHEN u.capacity_unit = 'NUM_INSTANCES'
+					THEN (SELECT sum(l.max_capacity::integer) FROM fairshare.capacity_limits l
+						   WHERE l.service_environment = qe.service_environment)
+					ELSE (SELECT l.max_capacity::integer FROM fairshare.capacity_limits l
+						   WHERE l.service_environment = qe.service_environment AND l.capacity_unit = 'NUM_INSTANCES')
+			   END, 0)) AS capacity
+	  FROM units u
+	  JOIN fairshare.queue_environments qe ON qe.job_queue = u.job_queue
+	 GROUP BY 1, 2
+), other_queues AS (
+	-- What other queues hold on the queue's environments, per unit: that
+	-- part of the capacity no share's limit covers is not there to borrow.
+	SELECT u.job_queue, u.capacity_unit, sum(h.instance_count) AS held
+	  FROM units u
+	  JOIN fairshare.queue_environments qe ON qe.job_queue = u.job_queue
+	  JOIN fairshare._held_jobs h ON h.service_environment = qe.service_environment AND h.job_queue <> u.job_queue
+		   AND (u.capacity_unit = 'NUM_INSTANCES' OR h.instance_type = u.capacity_unit)
+	 GROUP BY 1, 2
+), per_unit AS (
+	-- Borrowed instances come first from capacity no share's limit covers
+	-- and no other queue holds, then from the lenders, in proportion to
+	-- their unused limits.
+	SELECT p.job_queue, p.capacity_unit,
+		   least(greatest(sum(p.borrowed)
+						  - greatest(coalesce(max(c.capacity), 0) - coalesce(max(o.held), 0) - sum(p.share_limit), 0),
+						  0),
+				 sum(p.lendable)) AS lent,
+		   sum(p.lendable) AS lendable
+	  FROM per_share p
+	  LEFT JOIN env_capacity c ON c.job_queue = p.job_queue AND c.capacity_unit = p.capacity_unit
+	  LEFT JOIN other_queues o ON o.job_queue = p.job_queue AND o.capacity_unit = p.capacity_unit
+	 WHERE p.capacity_unit IS NOT NULL
+	 GROUP BY 1, 2
+)
+SELECT p.job_queue,
+	   p.quota_share,
+	   p.state,
+	   p.strategy,
+	   p.capacity_unit,
+	   p.share_limit,
+	   CASE WHEN p.strategy <> 'LEND_AND_BORROW' THEN p.share_limit
+			WHEN p.borrow_limit = -1 THEN NULL
+			ELSE floor(p.share_limit * (1 + p.borrow_limit / 100.0))::integer END AS max_share,
+	   p.held::integer,
+	   p.borrowed::integer,
+	   round(CASE WHEN u.lendable > 0 THEN p.lendable::numeric * u.lent / u.lendable ELSE 0 END, 1) AS lent,
+	   p.waiting_jobs::integer,
+	   p.waiting_instances::integer,
+	   p.guaranteed_waiting_jobs::integer,
+	   round(extract(epoch FROM now() - p.since), 0)::bigint AS oldest_wait_seconds,
+	   p.weight
+  FROM per_share p
+  LEFT JOIN per_unit u ON u.job_queue = p.job_queue AND u.capacity_unit = p.capacity_unit;
+
+DO $wrap$
+DECLARE
+	v text;
+BEGIN
+	FOREACH v IN ARRAY ARRAY['environment_utilization', 'quota_share_status']
+	LOOP
+		EXECUTE format($f$
+			CREATE FUNCTION fairshare.%1$I() RETURNS SETOF fairshare.%2$I
+			LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, fairshare, pg_temp SET jit = off
+			AS 'SELECT * FROM fairshare.%2$I'$f$, v, '_' || v);
+		EXECUTE format('CREATE VIEW fairshare.%1$I AS SELECT * FROM fairshare.%1$I()', v);
+	END LOOP;
+END
+$wrap$;
+
+COMMENT ON VIEW fairshare.environment_utilization IS
+	'Per service environment and capacity unit (NUM_INSTANCES or an instance type): capacity, instances in use '
+	'(SCHEDULED, STARTING and RUNNING jobs, also while stopping), room left, utilisation and the jobs waiting for it.';
+COMMENT ON VIEW fairshare.quota_share_status IS
+	'Per quota share and capacity unit: its limit, instances held, borrowed (held beyond the limit), '
+	'lent (its unused limit that other shares are using), and the jobs waiting in it.';
+
+REVOKE ALL ON fairshare._environment_utilization, fairshare._quota_share_status FROM PUBLIC;
+GRANT SELECT ON fairshare.environment_utilization, fairshare.quota_share_status
+	TO fairshare_viewer, fairshare_admin;
+REVOKE ALL ON FUNCTION fairshare.environment_utilization(), fairshare.quota_share_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairshare.environment_utilization(), fairshare.quota_share_status()
+	TO fairshare_viewer, fairshare_admin;
+
+------------------------------------------------------------------------------
+-- 80_housekeeping.sql: retention pins its own search_path
+------------------------------------------------------------------------------
+
+CREATE OR REPLACE PROCEDURE fairshare.apply_retention(batch_size integer DEFAULT 1000)
+LANGUAGE plpgsql AS $$
+DECLARE
+	cutoff pg_catalog.timestamptz;
+	kinds constant pg_catalog.text[] := ARRAY['jobs', 'job_events', 'utilization_history', 'alert_events'];
+	totals pg_catalog.int8[] := ARRAY[0, 0, 0, 0];
+	n pg_catalog.int8;
+BEGIN
+	PERFORM pg_catalog.set_config('search_path', 'pg_catalog, fairshare, pg_temp', true);
+	PERFORM fairshare._check_batch_size(batch_size);
+	cutoff := fairshare.retention_cutoff();
+	FOR k IN 1 .. 4 LOOP
+		LOOP
+			n := fairshare._retention_delete(kinds[k], cutoff, batch_size);
+			totals[k] := totals[k] + n;
+			COMMIT;
+			PERFORM pg_catalog.set_config('search_path', 'pg_catalog, fairshare, pg_temp', true);
+			EXIT WHEN n < batch_size;
+		END LOOP;
+	END LOOP;
+	RAISE NOTICE 'fairshare retention (%): deleted % finished jobs, % older job events, % utilization rows, % resolved alerts',
+		coalesce(current_setting('fairshare.retention', true), '30d'), totals[1], totals[2], totals[3], totals[4];
+END
+$$;
+
+------------------------------------------------------------------------------
+-- 89_api_common.sql: what every AWS Batch API operation shares
+------------------------------------------------------------------------------
+
+-- The region and account that ARNs name: fairshare.region (else us-east-1)
+-- and fairshare.api_account_id (else twelve zeros).
+CREATE FUNCTION fairshare._api_region()
+RETURNS text LANGUAGE sql STABLE
+SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT coalesce(nullif(current_setting('fairshare.region', true), ''), 'us-east-1')
+$$;
+
+CREATE FUNCTION fairshare._api_account_id()
+RETURNS text LANGUAGE sql STABLE
+SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT coalesce(nullif(current_setting('fairshare.api_account_id', true), ''), '000000000000')
+$$;
+
+-- The ARN of a resource, as AWS Batch forms it: kind is service-job,
+-- job-queue, service-environment, scheduling-policy or quota-share; a quota
+-- share's name is '<queue>/<share>' and its ARN
+-- ...:job-queue/<queue>/quota-share/<share>.
+CREATE FUNCTION fairshare._api_arn(kind text, name text)
+RETURNS text LANGUAGE sql STABLE
+SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT 'arn:aws:batch:' || fairshare._api_region() || ':' || fairshare._api_account_id() || ':'
+		   || CASE WHEN kind = 'quota-share'
+				   THEN 'job-queue/' || split_part(name, '/', 1) || '/quota-share/' || split_part(name, '/', 2)
+				   ELSE kind || '/' || name END
+$$;
+
+-- The name (or decimal job id) a parameter refers to: the parameter itself,
+-- or the last part of an ARN of the expected kind.  An ARN of another kind,
+-- region or account is refused (22023).  For quota-share the result is
+-- '<queue>/<share>'.
+CREATE FUNCTION fairshare._api_resource_name(kind text, id_or_arn text, parameter text)
+RETURNS text LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	prefix text := 'arn:aws:batch:' || fairshare._api_region() || ':' || fairshare._api_account_id() || ':';
+	rest text;
+	parts text[];
+BEGIN
+	IF id_or_arn IS NULL OR id_or_arn = '' THEN
+		RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('%s is required', parameter);
+	END IF;
+	IF NOT starts_with(id_or_arn, 'arn:') THEN
+		RETURN id_or_arn;
+	END IF;
+	IF NOT starts_with(id_or_arn, prefix) THEN
+		RAISE EXCEPTION USING ERRCODE = '22023',
+			MESSAGE = format('%s "%s" is not an ARN of this fairshare installation', parameter, id_or_arn),
+			HINT = format('ARNs here begin with %s', prefix);
+	END IF;
+	rest := substr(id_or_arn, length(prefix) + 1);
+	IF kind = 'quota-share' THEN
+		parts := regexp_match(rest, '^job-queue/([^/]+)/quota-share/([^/]+)$');
+		IF parts IS NOT NULL THEN
+			RETURN parts[1] || '/' || parts[2];
+		END IF;
+	ELSIF starts_with(rest, kind || '/') AND strpos(substr(rest, length(kind) + 2), '/') = 0 THEN
+		RETURN substr(rest, length(kind) + 2);
+	END IF;
+	RAISE EXCEPTION USING ERRCODE = '22023',
+		MESSAGE = format('%s "%s" is not a %s ARN', parameter, id_or_arn, kind);
+END
+$$;
+
+-- Times in the API are milliseconds since the epoch.
+CREATE FUNCTION fairshare._api_epoch_ms(t timestamptz)
+RETURNS bigint LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT (extract(epoch FROM t) * 1000)::bigint
+$$;
+
+------------------------------------------------------------------------------
+-- 95_dump.sql: pg_dump keeps the installation id
+------------------------------------------------------------------------------
+
+SELECT pg_catalog.pg_extension_config_dump('fairshare.installation', '');
+
+-- Later catalog changes of 0.2.0 (sql/parts/90_api*.sql, ...) go in their
+-- sql/parts order: after the 89_api_common.sql section, before 95_dump.sql.
+-- test/upgrade/catalog.test shows what is still missing.
