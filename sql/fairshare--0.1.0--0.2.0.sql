@@ -348,6 +348,13 @@ COMMENT ON FUNCTION fairshare.rebind_submitters() IS
 	'After a restore into another cluster: give each job to the role that now has its submitter''s name.  '
 	'Returns the jobs rebound.  Superusers only.';
 
+-- The rules' citations point into docs/ (the comments' text only).
+COMMENT ON FUNCTION fairshare.valid_transition(fairshare.job_status, fairshare.job_status) IS
+	'true when a job may go from old_status to new_status (docs/lifecycle.md)';
+COMMENT ON FUNCTION fairshare.apply_status(bigint, jsonb) IS
+	'Apply a SageMaker DescribeTrainingJob response to a job: the state it maps to, retries, capacity fallback, '
+	'preemption and termination outcomes (docs/lifecycle.md and docs/dispatcher.md).  Returns the job''s status afterwards.';
+
 ------------------------------------------------------------------------------
 -- 30_roles.sql: row-level security on the role's name and OID
 ------------------------------------------------------------------------------
