@@ -70,15 +70,17 @@ add_real(FsText *t, double v)
 	add(t, num);
 }
 
-/* A duration as whole minutes ("less than a minute" below one). */
+/* A duration in whole seconds below a minute, else in whole minutes. */
 static void
 add_minutes(FsText *t, FsTime d)
 {
+	int64_t		seconds = d / FS_USECS_PER_SEC;
 	int64_t		minutes = (d + FS_SECONDS(30)) / FS_SECONDS(60);
 
-	if (minutes < 1)
+	if (seconds < 60)
 	{
-		add(t, "less than a minute");
+		add_int(t, seconds < 0 ? 0 : seconds);
+		add(t, seconds == 1 ? " second" : " seconds");
 		return;
 	}
 	add_int(t, minutes);
