@@ -37,6 +37,7 @@ int			fairshare_preemption_min_runtime_s = 300;
 int			fairshare_capacity_backoff_s = 600;
 int			fairshare_starvation_seconds = 3600;
 int			fairshare_backfill_allowance_s = 1800;
+int			fairshare_checkpoint_interval_s = 1800;
 int			fairshare_retention_s = 30 * 86400;
 
 void		_PG_init(void);
@@ -193,6 +194,17 @@ _PG_init(void)
 							"Added to a job's time limit for the longest it can hold its instances (startup, stop).",
 							"Jobs certain to be gone in time may use room held for a starving job; -1 turns that off.",
 							&fairshare_backfill_allowance_s, 1800, -1, 7 * 86400,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+
+	/*
+	 * SageMaker's CheckpointConfig says where checkpoints go, not how often a
+	 * training script writes them: this is the scheduler's estimate, for the
+	 * work a preemption loses (src/scheduler/README.md, "Preemption").
+	 */
+	DefineCustomIntVariable("fairshare.checkpoint_interval",
+							"How often a job whose request has CheckpointConfig is taken to save a checkpoint.",
+							"Preemption stops the victims that lose least work first; 0 counts no checkpoints (every victim loses all it ran).",
+							&fairshare_checkpoint_interval_s, 1800, 0, 7 * 86400,
 							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("fairshare.create_retry_limit",

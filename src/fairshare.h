@@ -27,6 +27,7 @@ extern int	fairshare_preemption_min_runtime_s;
 extern int	fairshare_capacity_backoff_s;
 extern int	fairshare_starvation_seconds;
 extern int	fairshare_backfill_allowance_s;
+extern int	fairshare_checkpoint_interval_s;
 extern int	fairshare_retention_s;
 extern int	fairshare_create_retry_limit;
 extern int	fairshare_create_retry_timeout_s;

@@ -23,7 +23,8 @@
  *                      nomination fits in the room neither in use nor held
  *                      for a nominee (work conservation);
  *   after every step   only running jobs finish, exactly their startup plus
- *                      training time after placement; only stopping jobs
+ *                      the training time their checkpoints left after
+ *                      placement; only stopping jobs
  *                      come back, keeping their runnable_at;
  *   at the end         every job of every day finished before the horizon;
  *                      per job, finish - submission = time waiting + time
@@ -57,6 +58,9 @@ typedef struct JobTrack
 	FsTime		startup;		/* this attempt's startup delay */
 	FsTime		finished_at;	/* -1 until it finished */
 	bool		preempted_in_window;	/* this attempt was stopped in the measured day */
+	FsTime		saved;			/* training its checkpoints kept, earlier attempts */
+	FsTime		kept;			/* of this attempt's training, what its last
+								 * checkpoint before the stop request kept */
 
 	/*
 	 * While nominated as starving: the first time the core gave by which
@@ -176,7 +180,11 @@ on_placed(Day *d, int job)
 	t->attempts++;
 	t->placed_at = d->sim.now;
 	t->startup = workload_startup_delay(d->workload->seed, job, t->attempts);
-	d->sim.jobs[job].duration = t->startup + d->workload->jobs[job].run_time;
+	/* an attempt after a checkpointed stop resumes from the checkpoint */
+	d->sim.jobs[job].duration = t->startup + d->workload->jobs[job].run_time - t->saved;
+	d->sim.jobs[job].checkpoint_interval = d->workload->jobs[job].checkpoint_interval;
+	d->sim.jobs[job].checkpoint_from = d->sim.now + t->startup;
+	t->kept = 0;
 	t->state = SIM_RUNNING;
 
 	/*
@@ -215,6 +223,20 @@ on_preempted(Day *d, int job, const FsDecision *decision)
 			   "a job placed at this moment was chosen as a victim");
 	t->state = SIM_STOPPING;
 	d->preempted = true;
+
+	/*
+	 * What its checkpoints keep of this attempt: whole intervals of the
+	 * training done by the stop request (SageMaker's grace period to write
+	 * one more is not counted: the job may not use it).
+	 */
+	if (d->workload->jobs[job].checkpoint_interval > 0 && d->sim.now > t->placed_at + t->startup)
+	{
+		FsTime		interval = d->workload->jobs[job].checkpoint_interval;
+
+		t->kept = (d->sim.now - t->placed_at - t->startup) / interval * interval;
+	}
+	expect(d, t->saved + t->kept < d->workload->jobs[job].run_time,
+		   "a stopped job kept more training than it needed");
 	if (!t->preempted_in_window)
 		return;
 	d->result->classes[class_of(d, job)].preemptions++;
@@ -533,8 +555,8 @@ advance_to(Day *d, FsTime t1)
 			continue;
 		if (t->state == SIM_RUNNING && j->state == SIM_DONE)
 		{
-			expect(d, t->placed_at + t->startup + d->workload->jobs[i].run_time == sim->now,
-					   "a job finished other than after its startup and run time");
+			expect(d, t->placed_at + t->startup + d->workload->jobs[i].run_time - t->saved == sim->now,
+				   "a job finished other than after its startup and the run time its checkpoints left");
 			expect(d, j->max_occupancy <= 0 || sim->now <= t->placed_at + j->max_occupancy,
 				   "a job held its instances longer than its time limit and allowance");
 			t->held += sim->now - t->placed_at;
@@ -551,7 +573,9 @@ advance_to(Day *d, FsTime t1)
 		{
 			t->held += sim->now - t->placed_at;
 			if (t->preempted_in_window)
-				cr->lost += (InstanceTime) j->count * (sim->now - t->placed_at);
+				cr->lost += (InstanceTime) j->count * (sim->now - t->placed_at - t->kept);
+			t->saved += t->kept;
+			t->kept = 0;
 			t->preempted_in_window = false;
 			t->runnable_since = sim->now;
 			expect(d, j->runnable_at == t->runnable_at, "a requeued job lost its place in line");
@@ -672,6 +696,7 @@ simulate_day(const Workload *workload, const Policy *policy, const DayConfig *co
 	d.sim.stop_delay = config->stop_delay;
 	d.sim.min_runtime = config->min_runtime;
 	d.sim.starvation = config->starvation;
+	d.sim.victim_order = policy->victim_order;
 	policy->build(&d.sim, config->capacity, d.class_share);
 	d.env = 0;
 	d.type = sim_type(&d.sim, "ml.p4d.24xlarge");

@@ -6,8 +6,10 @@
  * from the pass that placed it; it trains after a startup delay (3-8 min,
  * workload_startup_delay()) for its run time and then frees them.  A
  * preempted job holds its instances for stop_delay more (the core counts
- * stopping jobs), loses all the work of that attempt (no checkpoints) and
- * goes back to RUNNABLE keeping its place in line, as the lifecycle
+ * stopping jobs), loses the work of that attempt -- all of it, or for a job
+ * with checkpoints (WorkloadJob.checkpoint_interval) all but the whole
+ * intervals it trained by the stop request, which its next attempt need not
+ * train again -- and goes back to RUNNABLE keeping its place in line, as the lifecycle
  * trigger does.  A pass (the SQL wrapper's loop of up to 8 core passes
  * while the core asks for more heads, 64 jobs loaded per share) runs at
  * every event -- a submission, a job finishing, a stop completing -- and
@@ -66,7 +68,8 @@ typedef struct ClassResult
 	InstanceTime held_day;		/* held */
 	InstanceTime held_waiting;	/* held while a job waited */
 	int			preemptions;	/* times one of its jobs was chosen as a victim */
-	InstanceTime lost;			/* instance-time held by those attempts */
+	InstanceTime lost;			/* instance-time held by those attempts, less
+								 * the training their checkpoints kept */
 } ClassResult;
 
 typedef struct DayResult

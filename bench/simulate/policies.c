@@ -25,7 +25,11 @@
  *                   reclaim gives it its guarantee within a stop delay, and
  *                   RESERVE would idle up to 64 instances whenever
  *                   production has nothing queued.
- *   quota-fair      the same with idle_assignment FAIR (beyond AWS) and
+ *   quota-latest    quota-shares with the victim order before checkpoints
+ *                   were counted (the most recently started first, among
+ *                   the victims design 2.6 allows): what the least-lost
+ *                   order saves is the difference of the two columns.
+ *   quota-fair      the same as quota-shares with idle_assignment FAIR (beyond AWS) and
  *                   borrowing weights production 2, exploration 2, sweeps 1,
  *                   so that sweeps borrow last (not in the default table).
  */
@@ -153,19 +157,21 @@ build_quota_fair(Sim *sim, int capacity, int class_share[N_CLASSES])
 }
 
 const Policy policies[] = {
-	{"fifo", "FIFO", false, build_fifo, {-1, -1, -1}, NULL},
-	{"strict-fifo", "strict FIFO", true, build_strict_fifo, {-1, -1, -1}, NULL},
-	{"priority", "priority queues", false, build_priority_queues, {-1, -1, -1}, NULL},
+	{"fifo", "FIFO", false, build_fifo, {-1, -1, -1}, NULL, FS_VICTIMS_LEAST_LOST},
+	{"strict-fifo", "strict FIFO", true, build_strict_fifo, {-1, -1, -1}, NULL, FS_VICTIMS_LEAST_LOST},
+	{"priority", "priority queues", false, build_priority_queues, {-1, -1, -1}, NULL, FS_VICTIMS_LEAST_LOST},
 	{"fair-share", "fair share", false, build_fair_share,
-	{15.0 / 23, 5.0 / 23, 3.0 / 23}, "weights 1/3/5"},
+	{15.0 / 23, 5.0 / 23, 3.0 / 23}, "weights 1/3/5", FS_VICTIMS_LEAST_LOST},
 	{"quota-shares", "quota shares", false, build_quota_shares,
-	{8.0 / 16, 7.0 / 16, 1.0 / 16}, "guarantees"},
+	{8.0 / 16, 7.0 / 16, 1.0 / 16}, "guarantees", FS_VICTIMS_LEAST_LOST},
+	{"quota-latest", "quota, old order", false, build_quota_shares,
+	{8.0 / 16, 7.0 / 16, 1.0 / 16}, "guarantees", FS_VICTIMS_LATEST_STARTED},
 	{"quota-fair", "quota, FAIR idle", false, build_quota_fair,
-	{8.0 / 16, 7.0 / 16, 1.0 / 16}, "guarantees"},
+	{8.0 / 16, 7.0 / 16, 1.0 / 16}, "guarantees", FS_VICTIMS_LEAST_LOST},
 };
 const int	n_policies = (int) (sizeof(policies) / sizeof(policies[0]));
 
-const char *const default_policy_keys[] = {"fifo", "priority", "fair-share", "quota-shares", NULL};
+const char *const default_policy_keys[] = {"fifo", "priority", "fair-share", "quota-shares", "quota-latest", NULL};
 
 const Policy *
 policy_by_key(const char *key)

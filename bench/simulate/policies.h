@@ -20,6 +20,7 @@ typedef struct Policy
 	/* what each class is entitled to, as a fraction of capacity; < 0 = nothing */
 	double		entitlement[N_CLASSES];
 	const char *entitlement_kind;	/* "weights", "guarantees", or NULL */
+	FsVictimOrder victim_order; /* which victims the rules allow go first */
 } Policy;
 
 extern const Policy policies[];

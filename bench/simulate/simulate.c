@@ -26,14 +26,19 @@
  *                      again after a preemption.  Nearest-rank percentiles.
  *   instance-hours lost
  *                      instances x time held by attempts that were
- *                      preempted (placement to stopped): none of it
- *                      produced a finished job.  x8 for A100 GPU-hours.
+ *                      preempted (placement to stopped), less the training
+ *                      their checkpoints kept (whole checkpoint intervals
+ *                      trained by the stop request; the next attempt
+ *                      resumes there): the rest produced nothing.  x8 for
+ *                      A100 GPU-hours.
  *
  * Usage: simulate [options]
  *   --seed N            the day to draw (default 20240601)
  *   --policies K,K,...  columns, from fifo strict-fifo priority fair-share
- *                       quota-shares quota-fair (policies.c); default
- *                       fifo,priority,fair-share,quota-shares
+ *                       quota-shares quota-latest quota-fair (policies.c);
+ *                       default fifo,priority,fair-share,quota-shares,
+ *                       quota-latest (quota shares with the old victim
+ *                       order, for the lost work it costs)
  *   --warmup DAYS       days run before the measured one (default 1)
  *   --capacity N        instances in the environment (default 128)
  *   --poll SECONDS      fairshare.poll_interval (default 5)
@@ -41,6 +46,9 @@
  *   --allowance S       added to a job's time limit for the most it holds its
  *                       instances (default 900; 0 = jobs pass no time limit,
  *                       so nothing back-fills room held for starving jobs)
+ *   --checkpoints P     percent of exploration and sweep jobs that set
+ *                       CheckpointConfig (default 50; 0 = none)
+ *   --checkpoint-minutes M   how often they save (default 30)
  *   --summary           also one "summary POLICY KEY VALUE" line per number,
  *                       for scripts (test/simulate/simulate.test, seeds.sh)
  *   --jobs FILE         one CSV line per job and policy, for looking closer
@@ -70,6 +78,8 @@ typedef struct Options
 	int			starvation_seconds;
 	int			allowance_seconds;
 	int			warmup_days;
+	int			checkpoint_percent;
+	int			checkpoint_minutes;
 	long long	trace_job;		/* --trace: decisions about this job, to stderr */
 	int			n_policies;
 	const Policy *policies[MAX_COLUMNS];
@@ -80,8 +90,8 @@ usage(void)
 {
 	fprintf(stderr, "usage: simulate [--seed N] [--policies KEY,...] [--warmup DAYS] [--capacity N]\n"
 			"                [--poll SECONDS] [--starvation SECONDS] [--allowance SECONDS] [--summary]\n"
-			"                [--jobs FILE.csv] [--trace JOB]\n"
-			"  policies: fifo strict-fifo priority fair-share quota-shares quota-fair\n");
+			"                [--checkpoints PERCENT] [--checkpoint-minutes M] [--jobs FILE.csv] [--trace JOB]\n"
+			"  policies: fifo strict-fifo priority fair-share quota-shares quota-latest quota-fair\n");
 	exit(2);
 }
 
@@ -118,6 +128,8 @@ parse_options(Options *o, int argc, char **argv)
 	o->starvation_seconds = 3600;
 	o->allowance_seconds = 900;
 	o->warmup_days = 1;
+	o->checkpoint_percent = 50;
+	o->checkpoint_minutes = 30;
 	for (i = 0; default_policy_keys[i] != NULL; i++)
 		o->policies[o->n_policies++] = policy_by_key(default_policy_keys[i]);
 	for (i = 1; i < argc; i++)
@@ -138,6 +150,10 @@ parse_options(Options *o, int argc, char **argv)
 			o->allowance_seconds = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
 			o->warmup_days = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--checkpoints") == 0 && i + 1 < argc)
+			o->checkpoint_percent = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--checkpoint-minutes") == 0 && i + 1 < argc)
+			o->checkpoint_minutes = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--trace") == 0 && i + 1 < argc)
 			o->trace_job = atoll(argv[++i]);
 		else if (strcmp(argv[i], "--summary") == 0)
@@ -145,9 +161,11 @@ parse_options(Options *o, int argc, char **argv)
 		else
 			usage();
 	}
-	if (o->capacity < 32 || o->poll_seconds < 1 || o->warmup_days < 0 || o->warmup_days > 30)
+	if (o->capacity < 32 || o->poll_seconds < 1 || o->warmup_days < 0 || o->warmup_days > 30 ||
+		o->checkpoint_percent < 0 || o->checkpoint_percent > 100 || o->checkpoint_minutes < 1)
 	{
-		fprintf(stderr, "simulate: --capacity must be at least 32 (the largest job), --poll at least 1, --warmup 0-30\n");
+		fprintf(stderr, "simulate: --capacity must be at least 32 (the largest job), --poll at least 1, --warmup 0-30,\n"
+				"  --checkpoints 0-100, --checkpoint-minutes at least 1\n");
 		exit(2);
 	}
 }
@@ -217,6 +235,11 @@ print_header(const Options *o, const Workload *w)
 			   o->allowance_seconds);
 	else
 		printf("  time limits  none passed to the core\n");
+	if (o->checkpoint_percent > 0)
+		printf("  checkpoints  %d%% of exploration and sweep jobs save every %d min (CheckpointConfig)\n",
+			   o->checkpoint_percent, o->checkpoint_minutes);
+	else
+		printf("  checkpoints  none\n");
 	printf("  workload     %d jobs, %.0f instance-hours of training (%.0f%% of the day's %.0f)\n",
 		   jobs[0] + jobs[1] + jobs[2], total, percent(total, capacity_hours), capacity_hours);
 	for (c = 0; c < N_CLASSES; c++)
@@ -352,6 +375,21 @@ print_table(const Options *o, const DayResult *results)
 		printf("\n");
 	}
 
+	row_label("  all classes (instance-hours lost)");
+	for (p = 0; p < o->n_policies; p++)
+	{
+		int			n = 0;
+		InstanceTime lost = 0;
+
+		for (c = 0; c < N_CLASSES; c++)
+		{
+			n += results[p].classes[c].preemptions;
+			lost += results[p].classes[c].lost;
+		}
+		snprintf(text, sizeof(text), "%d (%.1f)", n, (double) lost / HOUR_USECS);
+		cell(text);
+	}
+	printf("\n");
 	row_label("  of which reclaims / in-share");
 	for (p = 0; p < o->n_policies; p++)
 	{
@@ -421,6 +459,13 @@ print_summary(const Options *o, const DayResult *results)
 		printf("summary %s conservation_checks %ld\n", key, r->conservation_checks);
 		printf("summary %s production_short_hours %.4f\n", key, (double) r->production_short / HOUR_USECS);
 		printf("summary %s checks %ld\n", key, r->checks);
+		{
+			InstanceTime lost = 0;
+
+			for (c = 0; c < N_CLASSES; c++)
+				lost += r->classes[c].lost;
+			printf("summary %s lost_hours %.4f\n", key, (double) lost / HOUR_USECS);
+		}
 		for (c = 0; c < N_CLASSES; c++)
 		{
 			const ClassResult *cr = &r->classes[c];
@@ -451,6 +496,7 @@ main(int argc, char **argv)
 
 	parse_options(&o, argc, argv);
 	workload_generate(&w, o.seed, o.warmup_days);
+	workload_checkpoints(&w, o.checkpoint_percent, FS_SECONDS(60 * o.checkpoint_minutes));
 
 	memset(&config, 0, sizeof(config));
 	config.capacity = o.capacity;

@@ -20,6 +20,10 @@
  *                (sigma 0.4), per trial log-normal around it (sigma 0.3);
  *                priority 10.
  *
+ * Checkpoints (workload_checkpoints(), bench/simulate's --checkpoints): by
+ * default half of the exploration and sweep jobs set CheckpointConfig and
+ * save their training every 30 minutes; production sets none.
+ *
  * Every training time is clipped to 5 min .. 24 h.  The working-day
  * profile is the relative submission rate: 0.1 at night, rising from
  * 07:00 to 1.0 at 09:00, flat until 18:00, falling to 0.1 at 22:00.
@@ -285,6 +289,21 @@ workload_generate(Workload *w, uint64_t seed, int warmup_days)
 		generate_day(w, &capacity, &rng, day);
 	}
 	sort_by_submit_time(w);
+}
+
+void
+workload_checkpoints(Workload *w, int percent, FsTime interval)
+{
+	int			i;
+
+	for (i = 0; i < w->n_jobs; i++)
+	{
+		uint64_t	h = mix(mix(w->seed ^ UINT64_C(0xC4EC4F01)) + (uint64_t) i * 7919u);
+
+		w->jobs[i].checkpoint_interval = 0;
+		if (w->jobs[i].job_class != CLASS_PRODUCTION && (int) (h % 100) < percent && interval > 0)
+			w->jobs[i].checkpoint_interval = interval;
+	}
 }
 
 void

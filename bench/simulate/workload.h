@@ -40,6 +40,8 @@ typedef struct WorkloadJob
 	FsTime		time_limit;		/* StoppingCondition.MaxRuntimeInSeconds */
 	int			priority;		/* scheduling_priority */
 	int			sweep;			/* which sweep it belongs to, -1 for none */
+	FsTime		checkpoint_interval;	/* CheckpointConfig: saves its training
+										 * this often; 0 = none */
 } WorkloadJob;
 
 typedef struct Workload
@@ -58,6 +60,14 @@ typedef struct Workload
  * previous evening left queued and running.
  */
 extern void workload_generate(Workload *workload, uint64_t seed, int warmup_days);
+
+/*
+ * Gives `percent' of the exploration and sweep jobs (chosen per job by a
+ * hash of the seed and the job, not from the day's draws, so the jobs stay
+ * the same) a CheckpointConfig that saves every `interval'.  Production
+ * keeps none: the model's point is the borrowers that reclaim stops.
+ */
+extern void workload_checkpoints(Workload *workload, int percent, FsTime interval);
 extern void workload_free(Workload *workload);
 
 /*

@@ -70,6 +70,23 @@ add_real(FsText *t, double v)
 	add(t, num);
 }
 
+/* A duration in whole seconds below a minute, else in whole minutes. */
+static void
+add_minutes(FsText *t, FsTime d)
+{
+	int64_t		seconds = d / FS_USECS_PER_SEC;
+	int64_t		minutes = (d + FS_SECONDS(30)) / FS_SECONDS(60);
+
+	if (seconds < 60)
+	{
+		add_int(t, seconds < 0 ? 0 : seconds);
+		add(t, seconds == 1 ? " second" : " seconds");
+		return;
+	}
+	add_int(t, minutes);
+	add(t, minutes == 1 ? " minute" : " minutes");
+}
+
 static const char *
 env_name(const FsInput *in, int env)
 {
@@ -93,6 +110,38 @@ share_name(const FsInput *in, int share)
 	if (share < 0 || share >= in->n_shares || in->shares[share].name == NULL)
 		return "?";
 	return in->shares[share].name;
+}
+
+/*
+ * Why this victim rather than another job its share would give up: after
+ * the share and the priority the rules choose, the least work lost
+ * (preemption.c, victim_order()); or it was young and nothing else freed
+ * the room.
+ */
+static void
+add_victim_choice(FsText *t, const FsInput *in, const FsDecision *d)
+{
+	if (d->victim_young)
+	{
+		add(t, "; it has run less than fairshare.preemption_min_runtime, but no older job frees the room");
+		return;
+	}
+	if (in->victim_order != FS_VICTIMS_LEAST_LOST)
+		return;
+	add(t, "; of ");
+	add(t, share_name(in, d->share));
+	add(t, "'s jobs of priority ");
+	add_int(t, d->victim_priority);
+	add(t, " it loses the least work: ");
+	add_minutes(t, d->victim_lost);
+	if (d->victim_checkpoint_interval > 0)
+	{
+		add(t, " since its last checkpoint (CheckpointConfig, one every ");
+		add_minutes(t, d->victim_checkpoint_interval);
+		add(t, ")");
+	}
+	else
+		add(t, ", all it ran (no CheckpointConfig)");
 }
 
 static const char *
@@ -362,6 +411,7 @@ fs_format_decision(const FsInput *in, const FsDecision *d, char *buf, size_t siz
 				add(&t, ", which has the higher scheduling_priority ");
 				add_int(&t, d->for_priority);
 			}
+			add_victim_choice(&t, in, d);
 			break;
 		case FS_DECISION_NOMINATE:
 		case FS_DECISION_KEEP_NOMINATION:

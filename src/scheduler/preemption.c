@@ -25,6 +25,11 @@
  * (started_at not before now: the wrapper's more_jobs_needed loop is one
  * pass to the user), nor a nominated job (it is not running).
  *
+ * Among the victims the rules of docs/scheduling.md 2.6 leave equal (same share, same
+ * priority), the one whose stop loses the least work goes first: a job that
+ * keeps checkpoints loses only what it trained since its last one, a job
+ * that keeps none everything since it started (fs_lost_work()).
+ *
  * Never include a PostgreSQL header here.
  *
  *-------------------------------------------------------------------------
@@ -59,6 +64,8 @@ typedef struct FsVictimSearch
 	int		   *chosen;			/* indexes into FsInput.running, in order */
 	int			n_chosen;
 } FsVictimSearch;
+
+static bool reduces(const FsVictimSearch *s, int r, int need);
 
 static const FsRunningJob *
 run_of(const FsVictimSearch *s, int r)
@@ -132,6 +139,57 @@ young(const FsVictimSearch *s, int r)
 	return s->pass->in->now - run_of(s, r)->started_at < s->pass->in->preemption_min_runtime;
 }
 
+FsTime
+fs_lost_work(const FsInput *input, const FsRunningJob *run)
+{
+	FsTime		lost = input->now - run->started_at;
+
+	if (lost <= 0)
+		return 0;
+	if (run->checkpoint_interval > 0 && run->checkpoint_from > 0 && run->checkpoint_from < input->now)
+	{
+		FsTime		trained = input->now - run->checkpoint_from;
+
+		lost -= trained / run->checkpoint_interval * run->checkpoint_interval;
+		if (lost < 0)
+			lost = 0;			/* training said to begin before started_at */
+	}
+	return lost;
+}
+
+/*
+ * The instances of the room still short that stopping this candidate would
+ * free: of the needs it reduces, the largest, at most its own count.  A
+ * victim bigger than the need frees instances the job does not need.
+ */
+static int64_t
+covers(const FsVictimSearch *s, int r)
+{
+	int64_t		count = run_of(s, r)->instance_count;
+	int64_t		most = 0;
+	int			i;
+
+	for (i = 0; i < N_NEEDS; i++)
+		if (s->need[i] > most && reduces(s, r, i))
+			most = s->need[i];
+	return most < 1 || most > count ? count : most;
+}
+
+/*
+ * The instance-time a stop of this candidate loses per instance of the need
+ * it frees.  Per instance, so that several small jobs that lose little each
+ * are not passed over for one big job that loses more in all, nor one big
+ * job for many small ones when it covers the need alone; a job bigger than
+ * the need pays for the instances it frees that are not needed.
+ */
+static double
+lost_per_instance(const FsVictimSearch *s, int r)
+{
+	const FsRunningJob *run = run_of(s, r);
+
+	return (double) fs_lost_work(s->pass->in, run) * (double) run->instance_count / (double) covers(s, r);
+}
+
 /*
  * The victim order: which of two candidates to stop first.  The reasons,
  * in order:
@@ -139,8 +197,14 @@ young(const FsVictimSearch *s, int r)
  *		not (a young job is a victim only when nothing else frees the room);
  *	 2. reclaim: the one whose share is most over its limit, relative to it;
  *	 3. the lower scheduling_priority;
- *	 4. the more recently started;
- *	 5. the higher job_id (so the order is total and stable).
+ *	 4. the one whose stop loses the least work per instance of the need it
+ *		frees (lost_per_instance(): since its last checkpoint if it keeps
+ *		them, else since it started) -- not with FS_VICTIMS_LATEST_STARTED;
+ *	 5. the more recently started;
+ *	 6. the higher job_id (so the order is total and stable).
+ * 1-3 are the rules of docs/scheduling.md 2.6; 4 chooses among the jobs those rules leave
+ * equal.  Reasons 2 and 4 depend on what is already chosen (the share
+ * shrinks, the need too), so the search asks again after every choice.
  */
 static int
 victim_order(const FsVictimSearch *s, int a, int b)
@@ -160,6 +224,14 @@ victim_order(const FsVictimSearch *s, int a, int b)
 	}
 	if (ra->priority != rb->priority)
 		return ra->priority < rb->priority ? -1 : 1;
+	if (s->pass->in->victim_order == FS_VICTIMS_LEAST_LOST)
+	{
+		double		la = lost_per_instance(s, a);
+		double		lb = lost_per_instance(s, b);
+
+		if (la != lb)
+			return la < lb ? -1 : 1;
+	}
 	if (ra->started_at != rb->started_at)
 		return ra->started_at > rb->started_at ? -1 : 1;
 	if (ra->job_id != rb->job_id)
@@ -398,6 +470,10 @@ commit(FsVictimSearch *s)
 		d->victim_share_held = vs->held[ui] + vs->stopping[ui];
 		d->victim_share_nominated = vs->nominated[ui];
 		d->victim_share_limit = vs->limit[ui];
+		d->victim_priority = run->priority;
+		d->victim_young = young(s, s->chosen[k]);
+		d->victim_lost = fs_lost_work(pass->in, run);
+		d->victim_checkpoint_interval = run->checkpoint_interval;
 		pass->result->stats.preempted++;
 	}
 

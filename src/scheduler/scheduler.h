@@ -229,13 +229,40 @@ typedef struct FsRunningJob
 	FsTime		ends_by;		/* it will have freed its instances by then at
 								 * the latest (placement + max_occupancy);
 								 * 0 = unknown */
+
+	/*
+	 * Checkpoints, for the work a stop would lose (fs_lost_work()).  A job
+	 * whose request has CheckpointConfig saves its training every
+	 * checkpoint_interval, counted from checkpoint_from, when its training
+	 * began (SageMaker's 'Training' status): a stop loses only what it did
+	 * since the last one, and its next attempt resumes from it.  interval 0:
+	 * it keeps nothing and loses everything since started_at; from 0 (or
+	 * after now): not training yet, nothing kept so far.
+	 */
+	FsTime		checkpoint_interval;
+	FsTime		checkpoint_from;
 } FsRunningJob;
+
+/*
+ * Which of the victims the rules allow goes first (docs/scheduling.md 2.6: after
+ * "young" jobs last, the share most over its limit and the lowest priority).
+ * LEAST_LOST, the rule: the job whose stop loses the least work per
+ * instance of the need it frees (src/scheduler/README.md, "Preemption");
+ * LATEST_STARTED: the most recently started, the order before checkpoints
+ * were counted, kept so that benchmarks can measure the difference.
+ */
+typedef enum FsVictimOrder
+{
+	FS_VICTIMS_LEAST_LOST,
+	FS_VICTIMS_LATEST_STARTED
+} FsVictimOrder;
 
 typedef struct FsInput
 {
 	FsTime		now;
 	FsTime		preemption_min_runtime; /* fairshare.preemption_min_runtime */
 	FsTime		starvation_wait;	/* fairshare.starvation_seconds; <= 0: off */
+	FsVictimOrder victim_order; /* 0 (LEAST_LOST) unless comparing */
 	bool		collect_wait_reasons;	/* fill FsResult.wait_reasons */
 
 	int			n_instance_types;
@@ -305,6 +332,11 @@ typedef struct FsDecision
 	int64_t		victim_share_held;	/* victim's share: instances held, stopping ones too */
 	int64_t		victim_share_nominated; /* ... and held for its nominated jobs */
 	int64_t		victim_share_limit; /* its limit in the same unit (-1: none) */
+	int			victim_priority;	/* the victim's scheduling_priority */
+	bool		victim_young;	/* ran less than preemption_min_runtime: no
+								 * other job could free the room */
+	FsTime		victim_lost;	/* fs_lost_work(): time its stop loses */
+	FsTime		victim_checkpoint_interval; /* 0: it keeps no checkpoints */
 
 	/* NOMINATE, KEEP_NOMINATION, DROP_NOMINATION */
 	FsNominationKind nomination_kind;
@@ -422,6 +454,14 @@ extern bool fs_check_input(const FsInput *input, char *message, size_t size);
  * snprintf.  fs_format_decision() gives the status_reason of a PREEMPT
  * victim, a nominated or a MISCONFIGURED job ("" for PLACE).
  */
+/*
+ * The time of work a stop of this running job now would lose, per instance:
+ * everything since started_at, less the training its checkpoints kept
+ * (whole checkpoint intervals since checkpoint_from).  Times its
+ * instance_count, the instance-time lost.
+ */
+extern FsTime fs_lost_work(const FsInput *input, const FsRunningJob *run);
+
 extern size_t fs_format_wait_reason(const FsInput *input, const FsWaitReason *reason,
 									char *buf, size_t size);
 extern size_t fs_format_decision(const FsInput *input, const FsDecision *decision,

@@ -147,11 +147,21 @@ static KeptPlan backoffs_plan = {NULL,
 	"SELECT job_id, service_environment, instance_type, until FROM fairshare.capacity_backoffs "
 	"WHERE until > $1 AND job_id = ANY ($2) ORDER BY job_id",
 	2, {TIMESTAMPTZOID, INT8ARRAYOID}};
+/*
+ * Checkpoints, for the work a preemption would lose: whether the request
+ * has a CheckpointConfig, and for such a job that trains (RUNNING: SageMaker
+ * says Training or Uploading) when it last began to, from its events (an
+ * index probe per such job; it resumes from its checkpoint in every attempt,
+ * so only the last start counts).
+ */
 static KeptPlan running_plan = {NULL,
 	"SELECT job_id, job_name, job_queue, coalesce(share_identifier, quota_share), service_environment, "
 	"instance_type, instance_count, scheduling_priority, coalesce(started_at, scheduled_at), "
 	"stop_requested_at IS NOT NULL, CASE WHEN stop_kind = 'PREEMPT' THEN preempted_for END, "
-	TIME_LIMIT("")
+	TIME_LIMIT("") ", "
+	"jsonb_typeof(request -> 'CheckpointConfig') = 'object', "
+	"CASE WHEN status = 'RUNNING' AND jsonb_typeof(request -> 'CheckpointConfig') = 'object' THEN"
+	" (SELECT max(e.at) FROM fairshare.job_events e WHERE e.job_id = jobs.job_id AND e.new_status = 'RUNNING') END"
 	" FROM fairshare.jobs WHERE status IN ('SCHEDULED', 'STARTING', 'RUNNING') ORDER BY job_id", 0};
 
 static void
@@ -905,6 +915,11 @@ load_running(PassWorld *w)
 		j->stopping_for = col_int(r, 11, 0);
 		if (max_occupancy(col_int(r, 12, 0)) > 0)
 			j->ends_by = j->started_at + max_occupancy(col_int(r, 12, 0));
+		if (fairshare_checkpoint_interval_s > 0 && col_bool(r, 13))
+		{
+			j->checkpoint_interval = FS_SECONDS(fairshare_checkpoint_interval_s);
+			j->checkpoint_from = col_time(r, 14);
+		}
 		w->jobs[w->n_jobs].job_id = j->job_id;
 		w->jobs[w->n_jobs].job_name = col_text(r, 2, w->cxt);
 		w->jobs[w->n_jobs].share = j->share;

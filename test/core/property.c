@@ -13,6 +13,8 @@
  *				placement is on a usable (environment, type) of the job;
  *	 victims	a reclaim takes only from other shares above their limit;
  *				in-share preemption only lower-priority jobs of the share;
+ *				among jobs alike by the rules, the ones that lose least
+ *				work (half the jobs keep checkpoints);
  *	 fit		a job that preemptions were made for is placed in the first
  *				pass after its victims have stopped, unless something with
  *				a right to it changed (a limit, a priority, an environment);
@@ -856,6 +858,78 @@ check_victims(Sim *sim, Workload *w, int step)
 	}
 }
 
+/*
+ * victim order: among the victims the rules leave equal, the one that loses
+ * least goes first.  No running job that was a candidate like a victim --
+ * same share, priority, pair and size, young or not alike, not stopping,
+ * not placed at this moment -- and is not a victim itself loses less work
+ * than it (fs_lost_work()); were there one, the search would have taken it
+ * first, and the reverse walk drops the later of two equal jobs first.
+ */
+static void
+check_victim_order(Sim *sim, Workload *w, int step)
+{
+	const FsInput *in = &sim->input;
+	const FsResult *r = sim->result;
+	int			i,
+				k;
+
+	for (i = 0; i < r->n_decisions; i++)
+	{
+		const FsDecision *d = &r->decisions[i];
+		const FsRunningJob *v = NULL;
+
+		if (d->kind != FS_DECISION_PREEMPT)
+			continue;
+		for (k = 0; k < in->n_running; k++)
+			if (in->running[k].job_id == d->job_id)
+				v = &in->running[k];
+		if (v == NULL)
+			continue;
+		if (d->victim_lost != fs_lost_work(in, v))
+			violation(w, "victims", step, "victim %lld: the reason's lost work is not fs_lost_work() (%lld s)", d->job_id,
+					  (long long) (d->victim_lost / FS_USECS_PER_SEC));
+		for (k = 0; k < in->n_running; k++)
+		{
+			const FsRunningJob *u = &in->running[k];
+			bool		young_u = in->now - u->started_at < in->preemption_min_runtime;
+			bool		young_v = in->now - v->started_at < in->preemption_min_runtime;
+
+			if (u == v || u->stopping || u->started_at >= in->now || u->share != v->share ||
+				u->priority != v->priority || u->environment != v->environment ||
+				u->instance_type != v->instance_type || u->instance_count != v->instance_count ||
+				young_u != young_v || sim_decision(sim, FS_DECISION_PREEMPT, u->job_id) != NULL)
+				continue;
+			if (fs_lost_work(in, u) < fs_lost_work(in, v))
+				violation(w, "victims", step, "victim %lld loses more work than job %lld of the same kind",
+						  d->job_id, u->job_id);
+		}
+	}
+}
+
+/*
+ * Half the placed jobs keep checkpoints, every 1-30 minutes from 0-4
+ * minutes after placement (a hash of the job, so the random stream of the
+ * workload stays as it was): victim searches then weigh lost work.
+ */
+static void
+give_checkpoints(Sim *sim)
+{
+	int			i;
+
+	for (i = 0; i < sim->n_jobs; i++)
+	{
+		SimJob	   *j = &sim->jobs[i];
+		uint64_t	h = (uint64_t) j->id * UINT64_C(0x9E3779B97F4A7C15) + (uint64_t) j->placements * 7919u;
+
+		h ^= h >> 29;
+		if (!j->placed_last_pass)
+			continue;
+		j->checkpoint_interval = h % 2 == 0 ? FS_SECONDS(60 * (int64_t) (1 + (h >> 8) % 30)) : 0;
+		j->checkpoint_from = j->checkpoint_interval > 0 ? sim->now + FS_SECONDS(60 * (int64_t) ((h >> 16) % 5)) : 0;
+	}
+}
+
 /* fit: a job preemptions were made for is placed once its victims stopped */
 static void
 check_fit(Sim *sim, Workload *w, int step)
@@ -1058,6 +1132,7 @@ check_pass(Sim *sim, Workload *w, int step, bool final)
 
 	check_capacity(sim, w, step);
 	check_victims(sim, w, step);
+	check_victim_order(sim, w, step);
 	check_fit(sim, w, step);
 	check_order(sim, w, step);
 	if (final)
@@ -1144,6 +1219,7 @@ wrapper_pass(Sim *sim, Workload *w, int step)
 			w->nominated_epoch = realloc(w->nominated_epoch, sizeof(int) * (size_t) w->max_nominated);
 		}
 		sim_pass(sim);
+		give_checkpoints(sim);
 		if (!sim->result->more_jobs_needed || sim_count(sim, FS_DECISION_PLACE) == 0)
 		{
 			check_pass(sim, w, step, true);

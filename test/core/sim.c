@@ -49,22 +49,45 @@ sim_init(Sim *sim)
 static void
 release_pass(Sim *sim)
 {
-	int			i;
-
 	if (sim->result)
 		fs_result_free(sim->result, &sim->allocator);
 	sim->result = NULL;
-	for (i = 0; i < 8; i++)
+}
+
+/*
+ * The zeroed array behind one part of the input.  Kept from pass to pass
+ * (a simulated day runs tens of thousands of passes; allocating them anew
+ * each time cost more than the passes).
+ */
+static void *
+storage(Sim *sim, int slot, size_t n, size_t size)
+{
+	size_t		bytes = (n + 1) * size;
+
+	if (sim->storage_size[slot] < bytes)
 	{
-		free(sim->storage[i]);
-		sim->storage[i] = NULL;
+		free(sim->storage[slot]);
+		sim->storage_size[slot] = bytes * 2;
+		sim->storage[slot] = malloc(sim->storage_size[slot]);
+		if (sim->storage[slot] == NULL)
+			abort();
 	}
+	memset(sim->storage[slot], 0, bytes);
+	return sim->storage[slot];
 }
 
 void
 sim_free(Sim *sim)
 {
+	int			i;
+
 	release_pass(sim);
+	for (i = 0; i < 8; i++)
+	{
+		free(sim->storage[i]);
+		sim->storage[i] = NULL;
+		sim->storage_size[i] = 0;
+	}
 	free(sim->jobs);
 	sim->jobs = NULL;
 }
@@ -246,28 +269,22 @@ static void
 build_input(Sim *sim)
 {
 	FsInput    *in = &sim->input;
-	FsEnvironment *envs = calloc((size_t) sim->n_envs + 1, sizeof(FsEnvironment));
-	FsQueue    *queues = calloc((size_t) sim->n_queues + 1, sizeof(FsQueue));
-	FsShare    *shares = calloc((size_t) sim->n_shares + 1, sizeof(FsShare));
-	FsRunnableJob *runnable = calloc((size_t) sim->n_jobs + 1, sizeof(FsRunnableJob));
-	FsRunningJob *running = calloc((size_t) sim->n_jobs + 1, sizeof(FsRunningJob));
-	int		   *order = calloc((size_t) sim->n_jobs + 1, sizeof(int));
+	FsEnvironment *envs = storage(sim, 0, (size_t) sim->n_envs, sizeof(FsEnvironment));
+	FsQueue    *queues = storage(sim, 1, (size_t) sim->n_queues, sizeof(FsQueue));
+	FsShare    *shares = storage(sim, 2, (size_t) sim->n_shares, sizeof(FsShare));
+	FsRunnableJob *runnable = storage(sim, 3, (size_t) sim->n_jobs, sizeof(FsRunnableJob));
+	FsRunningJob *running = storage(sim, 4, (size_t) sim->n_jobs, sizeof(FsRunningJob));
+	int		   *order = storage(sim, 5, (size_t) sim->n_jobs, sizeof(int));
 	int			n_runnable = 0;
 	int			n_running = 0;
 	int			i,
 				s;
 
-	sim->storage[0] = envs;
-	sim->storage[1] = queues;
-	sim->storage[2] = shares;
-	sim->storage[3] = runnable;
-	sim->storage[4] = running;
-	sim->storage[5] = order;
-
 	memset(in, 0, sizeof(*in));
 	in->now = sim->now;
 	in->preemption_min_runtime = sim->min_runtime;
 	in->starvation_wait = sim->starvation;
+	in->victim_order = sim->victim_order;
 	in->collect_wait_reasons = sim->wait_reasons;
 	in->n_instance_types = sim->n_types;
 	in->instance_type_names = sim->type_ptrs;
@@ -362,6 +379,9 @@ build_input(Sim *sim)
 		running[n_running].stopping = j->state == SIM_STOPPING;
 		running[n_running].stopping_for = j->stopping_for;
 		running[n_running].ends_by = j->max_occupancy > 0 ? j->started_at + j->max_occupancy : 0;
+		running[n_running].checkpoint_interval = j->checkpoint_interval;
+		/* as the wrapper learns it: once SageMaker says it trains */
+		running[n_running].checkpoint_from = j->checkpoint_from <= sim->now ? j->checkpoint_from : 0;
 		n_running++;
 	}
 	in->n_environments = sim->n_envs;
@@ -414,6 +434,7 @@ sim_pass(Sim *sim)
 				j->env = d->environment;
 				j->type = d->instance_type;
 				j->started_at = sim->now;
+				j->checkpoint_from = 0;	/* the caller says when it trains */
 				j->nomination.kind = FS_NOMINATION_NONE;
 				j->placements++;
 				j->placed_last_pass = true;
@@ -471,6 +492,7 @@ sim_advance(Sim *sim, FsTime dt)
 			j->preemptions++;
 			j->stopping_for = 0;
 			j->env = j->type = -1;
+			j->checkpoint_from = 0;
 		}
 	}
 }

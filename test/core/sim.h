@@ -83,6 +83,8 @@ typedef struct SimJob
 	FsTime		started_at;
 	FsTime		duration;		/* SIM_FOREVER: runs until stopped */
 	FsTime		max_occupancy;	/* the most it may hold once placed; 0 = unknown */
+	FsTime		checkpoint_interval;	/* 0: keeps no checkpoints */
+	FsTime		checkpoint_from;	/* when this attempt began training; 0: not yet */
 	FsTime		stop_at;
 	int64_t		stopping_for;
 	int			preemptions;
@@ -110,6 +112,7 @@ typedef struct Sim
 	 */
 	bool		requeue_keeps_place;
 	bool		wait_reasons;
+	FsVictimOrder victim_order; /* FsInput.victim_order */
 
 	int			n_types;
 	char		type_names[SIM_MAX_TYPES][32];
@@ -127,7 +130,8 @@ typedef struct Sim
 	/* the last pass */
 	FsInput		input;
 	FsResult   *result;
-	void	   *storage[8];		/* arrays behind input */
+	void	   *storage[8];		/* arrays behind input, kept between passes */
+	size_t		storage_size[8];	/* their sizes in bytes */
 
 	/* allocator accounting */
 	FsAllocator allocator;

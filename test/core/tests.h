@@ -10,5 +10,7 @@ extern const TestCase scenario_tests[];
 extern const int n_scenario_tests;
 extern const TestCase rule_tests[];
 extern const int n_rule_tests;
+extern const TestCase victim_tests[];
+extern const int n_victim_tests;
 
 #endif

@@ -387,5 +387,48 @@ SELECT job_name, status FROM fairshare.jobs WHERE job_name IN ('big', 'hour-2', 
 RESET fairshare.backfill_allowance;
 RESET fairshare.starvation_seconds;
 
+-------------------------------------------------------------------------------
+-- Preemption that costs little (docs/preemption.md): among victims the rules leave
+-- equal, the one that loses least work goes first.  A job whose request has
+-- CheckpointConfig loses only what it trained since its last checkpoint
+-- (one every fairshare.checkpoint_interval, counted from when SageMaker
+-- said Training); one without loses all it ran.  Borrower runs two jobs of
+-- 2 instances placed together, the one with CheckpointConfig first (the
+-- old order, most recently started then the higher job_id, took the other);
+-- Owner reclaims 2.
+-------------------------------------------------------------------------------
+SET client_min_messages = warning;
+SET session_replication_role = replica;
+TRUNCATE fairshare.jobs CASCADE;
+RESET session_replication_role;
+RESET client_min_messages;
+SET fairshare.preemption_min_runtime = 0;
+SET fairshare.checkpoint_interval = 1;
+INSERT INTO fairshare.service_environments (name) VALUES ('ck');
+INSERT INTO fairshare.capacity_limits VALUES ('ck', 'ml.p4d.24xlarge', 4);
+INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES ('ck-queue', 100, 'quota');
+INSERT INTO fairshare.queue_environments VALUES ('ck-queue', 'ck', 1);
+INSERT INTO fairshare.quota_shares (job_queue, name, strategy) VALUES
+	('ck-queue', 'Borrower', 'LEND_AND_BORROW'), ('ck-queue', 'Owner', 'LEND');
+INSERT INTO fairshare.quota_share_limits VALUES
+	('ck-queue', 'Borrower', 'ml.p4d.24xlarge', 0), ('ck-queue', 'Owner', 'ml.p4d.24xlarge', 4);
+INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, request, instance_count)
+SELECT name, 'ck-queue', 'Borrower',
+	   jsonb_build_object('RoleArn', 'arn:aws:iam::123456789012:role/SageMakerRole',
+		   'OutputDataConfig', jsonb_build_object('S3OutputPath', 's3://bucket/out'),
+		   'ResourceConfig', jsonb_build_object('InstanceType', 'ml.p4d.24xlarge', 'InstanceCount', 2))
+	   || CASE WHEN name = 'ck-saves' THEN jsonb_build_object('CheckpointConfig',
+			  jsonb_build_object('S3Uri', 's3://bucket/checkpoints/ck-saves')) ELSE '{}' END,
+	   2
+  FROM unnest(ARRAY['ck-saves', 'ck-none']) name;
+SELECT * FROM pg_temp.pass();
+SELECT pg_temp.all_training();
+SELECT pg_sleep(1.5);
+SELECT pg_temp.submit('ck-queue', 'Owner', 'ck-owner', 2) > 0 AS submitted;
+SELECT job, action, regexp_replace(reason, 'work: [0-9]+ seconds?', 'work: N seconds') AS reason
+  FROM pg_temp.pass() WHERE action = 'PREEMPT';
+RESET fairshare.checkpoint_interval;
+RESET fairshare.preemption_min_runtime;
+
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;

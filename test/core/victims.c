@@ -1,0 +1,407 @@
+/*
+ * victims.c — unit and exhaustive tests of the victim order among the
+ * victims docs/scheduling.md 2.6 allows: the work a stop loses (fs_lost_work()), with
+ * and without checkpoints, after the rules' own order (young jobs last,
+ * the share most over its limit, the lowest priority).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sim.h"
+#include "test.h"
+#include "tests.h"
+
+#define MINUTES(m)	FS_SECONDS(60 * (m))
+
+/*
+ * 100 instances; Over (limit 60, LEND_AND_BORROW) runs a 60-instance job of
+ * priority 90 and borrows 40 more in small jobs of priority 0; Owner (limit
+ * 40, LEND) holds nothing, so a job of Owner reclaims from the small jobs.
+ */
+typedef struct VictimWorld
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				over,
+				owner,
+				base;
+} VictimWorld;
+
+static void
+victim_world(VictimWorld *w, FsVictimOrder order)
+{
+	sim_init(&w->sim);
+	w->sim.victim_order = order;
+	w->t = sim_type(&w->sim, "ml.p4d.24xlarge");
+	w->env = sim_env(&w->sim, "P4Env");
+	sim_env_limit(&w->sim, w->env, w->t, 100);
+	w->q = sim_queue(&w->sim, "quota", 1, FS_POLICY_QUOTA_SHARE);
+	sim_queue_env(&w->sim, w->q, w->env);
+	w->over = sim_share(&w->sim, w->q, "Over");
+	sim_share_limit(&w->sim, w->over, w->t, 60);
+	w->owner = sim_share(&w->sim, w->q, "Owner");
+	sim_share_limit(&w->sim, w->owner, w->t, 40);
+	w->sim.shares[w->owner].strategy = FS_STRATEGY_LEND;
+	w->base = sim_run(&w->sim, w->over, w->env, w->t, 60, 90);
+}
+
+/* A running job of Over that started `age' ago; checkpoints every `every' from `training' after it started. */
+static int
+borrower(VictimWorld *w, int count, int priority, FsTime age, FsTime every, FsTime training)
+{
+	int			j = sim_run(&w->sim, w->over, w->env, w->t, count, priority);
+
+	w->sim.jobs[j].started_at = w->sim.now - age;
+	w->sim.jobs[j].checkpoint_interval = every;
+	w->sim.jobs[j].checkpoint_from = every > 0 ? w->sim.now - age + training : 0;
+	return j;
+}
+
+static bool
+preempted(VictimWorld *w, int job)
+{
+	return sim_decision(&w->sim, FS_DECISION_PREEMPT, w->sim.jobs[job].id) != NULL;
+}
+
+static void
+test_lost_work_helper(void)
+{
+	FsInput		in = {0};
+	FsRunningJob run = {0};
+
+	in.now = MINUTES(1000);
+	run.started_at = in.now - MINUTES(67);
+	CHECK_EQ(fs_lost_work(&in, &run), MINUTES(67));	/* no checkpoints: all of it */
+	run.checkpoint_interval = MINUTES(30);
+	CHECK_EQ(fs_lost_work(&in, &run), MINUTES(67));	/* not training yet (from 0) */
+	run.checkpoint_from = in.now - MINUTES(60);	/* 7 min of startup */
+	CHECK_EQ(fs_lost_work(&in, &run), MINUTES(7));	/* two checkpoints kept 60 */
+	run.checkpoint_from = in.now - MINUTES(59);
+	CHECK_EQ(fs_lost_work(&in, &run), MINUTES(37));	/* one kept 30 */
+	run.checkpoint_from = in.now + MINUTES(1);	/* said to train later: nothing kept */
+	CHECK_EQ(fs_lost_work(&in, &run), MINUTES(67));
+	run.checkpoint_from = in.now - MINUTES(90);	/* before it started: never below 0 */
+	CHECK_EQ(fs_lost_work(&in, &run), 0);
+	run.started_at = in.now;
+	CHECK_EQ(fs_lost_work(&in, &run), 0);
+}
+
+/* A job just past a checkpoint loses less than the most recently started one. */
+static void
+test_victims_least_lost_first(void)
+{
+	VictimWorld w;
+	int			recent,
+				checkpointed,
+				older,
+				rest;
+	const FsDecision *d;
+	char		text[400];
+
+	victim_world(&w, FS_VICTIMS_LEAST_LOST);
+	older = borrower(&w, 10, 0, MINUTES(60), 0, 0);	/* loses 60 min */
+	checkpointed = borrower(&w, 10, 0, MINUTES(67), MINUTES(30), MINUTES(7));	/* loses 7 */
+	recent = borrower(&w, 10, 0, MINUTES(10), 0, 0);	/* loses 10 */
+	rest = borrower(&w, 10, 0, MINUTES(200), 0, 0);
+	sim_submit(&w.sim, w.owner, 20, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK(preempted(&w, checkpointed));
+	CHECK(preempted(&w, recent));
+	CHECK(!preempted(&w, older));
+	CHECK(!preempted(&w, rest));
+	CHECK(!preempted(&w, w.base));
+	d = sim_decision(&w.sim, FS_DECISION_PREEMPT, w.sim.jobs[checkpointed].id);
+	CHECK(d != NULL);
+	if (d)
+	{
+		CHECK_EQ(d->victim_lost, MINUTES(7));
+		CHECK_EQ(d->victim_checkpoint_interval, MINUTES(30));
+		fs_format_decision(&w.sim.input, d, text, sizeof(text));
+		CHECK_CONTAINS(text, "Over holds 100 instances, its limit is 60; of Over's jobs of priority 0 it loses "
+					   "the least work: 7 minutes since its last checkpoint (CheckpointConfig, one every 30 minutes)");
+	}
+	d = sim_decision(&w.sim, FS_DECISION_PREEMPT, w.sim.jobs[recent].id);
+	CHECK(d != NULL);
+	if (d)
+	{
+		fs_format_decision(&w.sim.input, d, text, sizeof(text));
+		CHECK_CONTAINS(text, "it loses the least work: 10 minutes, all it ran (no CheckpointConfig)");
+	}
+	sim_free(&w.sim);
+
+	/* the order before checkpoints counted: the most recently started */
+	victim_world(&w, FS_VICTIMS_LATEST_STARTED);
+	older = borrower(&w, 10, 0, MINUTES(60), 0, 0);
+	checkpointed = borrower(&w, 10, 0, MINUTES(67), MINUTES(30), MINUTES(7));
+	recent = borrower(&w, 10, 0, MINUTES(10), 0, 0);
+	rest = borrower(&w, 10, 0, MINUTES(200), 0, 0);
+	sim_submit(&w.sim, w.owner, 20, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK(preempted(&w, recent));
+	CHECK(preempted(&w, older));
+	CHECK(!preempted(&w, checkpointed));
+	sim_free(&w.sim);
+}
+
+/* Lost work per instance of the need: one big job for a big need, a small one for a small need. */
+static void
+test_victims_lost_per_needed_instance(void)
+{
+	VictimWorld w;
+	int			big,
+				small,
+				k;
+
+	for (k = 0; k < 2; k++)
+	{
+		int			need = k == 0 ? 1 : 16;
+
+		victim_world(&w, FS_VICTIMS_LEAST_LOST);
+		big = borrower(&w, 16, 0, MINUTES(10), 0, 0);	/* 160 instance-minutes */
+		borrower(&w, 1, 0, MINUTES(20), 0, 0);	/* 20 each */
+		borrower(&w, 1, 0, MINUTES(20), 0, 0);
+		small = borrower(&w, 1, 0, MINUTES(20), 0, 0);	/* the highest job_id of the three */
+		borrower(&w, 21, 90, MINUTES(20), 0, 0);	/* higher priority: not a candidate first */
+		sim_submit(&w.sim, w.owner, need, 0, w.t);
+		sim_pass(&w.sim);
+		if (need == 1)
+		{
+			CHECK(preempted(&w, small));
+			CHECK(!preempted(&w, big));
+		}
+		else
+		{
+			CHECK(preempted(&w, big));
+			CHECK(!preempted(&w, small));
+		}
+		CHECK_EQ(sim_count(&w.sim, FS_DECISION_PREEMPT), 1);
+		sim_free(&w.sim);
+	}
+}
+
+/* The rules come first: young jobs last, the share most over its limit, the lowest priority. */
+static void
+test_victims_rules_before_lost_work(void)
+{
+	VictimWorld w;
+	int			young,
+				high,
+				low,
+				third_share,
+				j;
+
+	/* lower priority first, however much more it loses */
+	victim_world(&w, FS_VICTIMS_LEAST_LOST);
+	high = borrower(&w, 10, 5, MINUTES(6), 0, 0);
+	low = borrower(&w, 10, 0, MINUTES(300), 0, 0);
+	borrower(&w, 20, 5, MINUTES(300), 0, 0);
+	sim_submit(&w.sim, w.owner, 10, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK(preempted(&w, low));
+	CHECK(!preempted(&w, high));
+	sim_free(&w.sim);
+
+	/* a young job last, though it loses least */
+	victim_world(&w, FS_VICTIMS_LEAST_LOST);
+	young = borrower(&w, 10, 0, MINUTES(1), 0, 0);
+	low = borrower(&w, 10, 0, MINUTES(300), 0, 0);
+	borrower(&w, 20, 0, MINUTES(400), 0, 0);
+	sim_submit(&w.sim, w.owner, 10, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK(preempted(&w, low));
+	CHECK(!preempted(&w, young));
+	sim_free(&w.sim);
+
+	/* the share most over its limit first, though another's job loses less */
+	victim_world(&w, FS_VICTIMS_LEAST_LOST);
+	w.sim.jobs[w.base].count = 50;	/* Over holds 50 + 10 + 10 = 70 of 60 */
+	j = sim_share(&w.sim, w.q, "Third");
+	sim_share_limit(&w.sim, j, w.t, 0);
+	borrower(&w, 10, 0, MINUTES(300), 0, 0);
+	low = borrower(&w, 10, 0, MINUTES(8), 0, 0);
+	third_share = sim_run(&w.sim, j, w.env, w.t, 20, 0);	/* limit 0: infinitely over */
+	w.sim.jobs[third_share].started_at = w.sim.now - MINUTES(500);
+	sim_submit(&w.sim, w.owner, 20, 0, w.t);	/* 10 free, 10 to reclaim */
+	sim_pass(&w.sim);
+	CHECK(preempted(&w, third_share));
+	CHECK(!preempted(&w, low));
+	sim_free(&w.sim);
+}
+
+/*
+ * Exhaustive: four borrowed jobs of 10 instances, each one of six kinds
+ * (started 20, 45 or 70 minutes ago; no checkpoints, or one every 30
+ * minutes after 5 minutes of startup), and a need of 10, 20 or 30: the
+ * victims are exactly the jobs that lose least (ties: the more recently
+ * started, then the higher job_id), whatever order the running jobs come
+ * in, and the same every time.
+ */
+static void
+test_victims_exhaustive(void)
+{
+	static const int ages[3] = {20, 45, 70};
+	int			combo,
+				need,
+				checked = 0,
+				wrong = 0;
+
+	for (combo = 0; combo < 6 * 6 * 6 * 6; combo++)
+	{
+		for (need = 10; need <= 30; need += 10)
+		{
+			VictimWorld w;
+			int			jobs[4];
+			FsTime		lost[4];
+			int			rank[4];
+			int			i,
+						k,
+						c = combo;
+			int64_t		first[4];
+			int			n_first = 0;
+
+			victim_world(&w, FS_VICTIMS_LEAST_LOST);
+			for (i = 0; i < 4; i++, c /= 6)
+			{
+				int			kind = c % 6;
+
+				jobs[i] = borrower(&w, 10, 0, MINUTES(ages[kind % 3]), kind >= 3 ? MINUTES(30) : 0, MINUTES(5));
+			}
+			sim_submit(&w.sim, w.owner, need, 0, w.t);
+			sim_pass(&w.sim);
+			for (i = 0; i < 4; i++)
+			{
+				const FsRunningJob *run = NULL;
+
+				for (k = 0; k < w.sim.input.n_running; k++)
+					if (w.sim.input.running[k].job_id == w.sim.jobs[jobs[i]].id)
+						run = &w.sim.input.running[k];
+				lost[i] = run ? fs_lost_work(&w.sim.input, run) : -1;
+			}
+			/* rank: how many go before it */
+			for (i = 0; i < 4; i++)
+			{
+				rank[i] = 0;
+				for (k = 0; k < 4; k++)
+				{
+					const SimJob *a = &w.sim.jobs[jobs[k]];
+					const SimJob *b = &w.sim.jobs[jobs[i]];
+
+					if (k != i && (lost[k] < lost[i] ||
+								   (lost[k] == lost[i] && (a->started_at > b->started_at ||
+														   (a->started_at == b->started_at && a->id > b->id)))))
+						rank[i]++;
+				}
+			}
+			for (i = 0; i < 4; i++)
+				if (preempted(&w, jobs[i]) != (rank[i] < need / 10))
+					wrong++;
+			for (i = 0; i < w.sim.result->n_decisions; i++)
+				if (w.sim.result->decisions[i].kind == FS_DECISION_PREEMPT)
+					first[n_first++] = w.sim.result->decisions[i].job_id;
+
+			/* the running jobs in reverse order, twice: the same victims, in the same order */
+			for (k = 0; k < 2; k++)
+			{
+				FsInput		in = w.sim.input;
+				FsRunningJob *reversed = malloc(sizeof(FsRunningJob) * (size_t) in.n_running);
+				FsResult   *r;
+				int			n = 0;
+
+				for (i = 0; i < in.n_running; i++)
+					reversed[i] = w.sim.input.running[in.n_running - 1 - i];
+				in.running = reversed;
+				r = fs_schedule(&in, &w.sim.allocator);
+				for (i = 0; i < r->n_decisions; i++)
+					if (r->decisions[i].kind == FS_DECISION_PREEMPT)
+					{
+						if (n >= n_first || r->decisions[i].job_id != first[n])
+							wrong++;
+						n++;
+					}
+				if (n != n_first)
+					wrong++;
+				fs_result_free(r, &w.sim.allocator);
+				free(reversed);
+			}
+			checked++;
+			sim_free(&w.sim);
+		}
+	}
+	CHECK_EQ(checked, 6 * 6 * 6 * 6 * 3);
+	CHECK_EQ(wrong, 0);
+}
+
+/* In-share preemption orders its victims the same way. */
+static void
+test_in_share_victims_least_lost(void)
+{
+	VictimWorld w;
+	int			recent,
+				checkpointed;
+	const FsDecision *d;
+	char		text[400];
+
+	/* Owner at its limit 40 with its own jobs; a higher-priority job of Owner arrives */
+	victim_world(&w, FS_VICTIMS_LEAST_LOST);
+	w.sim.jobs[w.base].count = 60;
+	w.sim.shares[w.owner].in_share_preemption = true;
+	w.sim.shares[w.owner].strategy = FS_STRATEGY_LEND_AND_BORROW;
+	w.sim.shares[w.owner].borrow_limit = 0;
+	recent = sim_run(&w.sim, w.owner, w.env, w.t, 20, 0);
+	w.sim.jobs[recent].started_at = w.sim.now - MINUTES(12);
+	checkpointed = sim_run(&w.sim, w.owner, w.env, w.t, 20, 0);
+	w.sim.jobs[checkpointed].started_at = w.sim.now - MINUTES(95);
+	w.sim.jobs[checkpointed].checkpoint_interval = MINUTES(30);
+	w.sim.jobs[checkpointed].checkpoint_from = w.sim.now - MINUTES(90);	/* kept 90: loses 5 */
+	sim_submit(&w.sim, w.owner, 20, 50, w.t);
+	sim_pass(&w.sim);
+	CHECK(preempted(&w, checkpointed));
+	CHECK(!preempted(&w, recent));
+	d = sim_decision(&w.sim, FS_DECISION_PREEMPT, w.sim.jobs[checkpointed].id);
+	if (d)
+	{
+		CHECK_EQ(d->preempt_reason, FS_PREEMPT_IN_SHARE);
+		fs_format_decision(&w.sim.input, d, text, sizeof(text));
+		CHECK_CONTAINS(text, "of the same quota share Owner, which has the higher scheduling_priority 50; of Owner's "
+					   "jobs of priority 0 it loses the least work: 5 minutes since its last checkpoint");
+	}
+	sim_free(&w.sim);
+}
+
+/* A young victim says why it was taken after all. */
+static void
+test_young_victim_reason(void)
+{
+	VictimWorld w;
+	int			young;
+	const FsDecision *d;
+	char		text[400];
+
+	victim_world(&w, FS_VICTIMS_LEAST_LOST);
+	w.sim.jobs[w.base].started_at = w.sim.now - MINUTES(2);	/* every job of Over is young */
+	young = borrower(&w, 40, 0, MINUTES(1), 0, 0);
+	sim_submit(&w.sim, w.owner, 10, 0, w.t);
+	sim_pass(&w.sim);
+	d = sim_decision(&w.sim, FS_DECISION_PREEMPT, w.sim.jobs[young].id);
+	CHECK(d != NULL);
+	if (d)
+	{
+		CHECK(d->victim_young);
+		fs_format_decision(&w.sim.input, d, text, sizeof(text));
+		CHECK_CONTAINS(text, "; it has run less than fairshare.preemption_min_runtime, but no older job frees the room");
+	}
+	sim_free(&w.sim);
+}
+
+const TestCase victim_tests[] = {
+	{"lost_work_helper", test_lost_work_helper},
+	{"victims_least_lost_first", test_victims_least_lost_first},
+	{"victims_lost_per_needed_instance", test_victims_lost_per_needed_instance},
+	{"victims_rules_before_lost_work", test_victims_rules_before_lost_work},
+	{"victims_exhaustive", test_victims_exhaustive},
+	{"in_share_victims_least_lost", test_in_share_victims_least_lost},
+	{"young_victim_reason", test_young_victim_reason},
+};
+const int	n_victim_tests = sizeof(victim_tests) / sizeof(victim_tests[0]);
