@@ -126,6 +126,7 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 	Datum	   *found;			/* jsonb: {name, arn, status, created, job_id} */
 	int			n_found = 0;
 	MemoryContext outer = CurrentMemoryContext;
+	MemoryContext loop_cxt;		/* one call's request, answer and SPI rows */
 	Oid			jsonb_type[2] = {JSONBOID, TEXTOID};
 
 	if (RecoveryInProgress())
@@ -137,7 +138,10 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 	installation = fairshare_installation_id();
 	name_part = psprintf("%.*s-", FAIRSHARE_INSTALLATION_NAME_CHARS, installation);
 
-	SPI_connect();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "orphan sweep: SPI_connect failed");
+	loop_cxt = AllocSetContextCreate(CurrentMemoryContext, "fairshare orphan sweep call",
+									 ALLOCSET_DEFAULT_SIZES);
 
 	/* Older training jobs belong to jobs retention deleted: not orphans. */
 	spi_exec("SELECT extract(epoch FROM min(created_at))::float8 FROM fairshare.jobs", 0, NULL, NULL, NULL,
@@ -166,6 +170,8 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 		Datum		v;
 
 		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(loop_cxt);
+		MemoryContextSwitchTo(loop_cxt);
 		args[0] = CStringGetTextDatum(name_part);
 		args[1] = next_token ? CStringGetTextDatum(next_token) : (Datum) 0;
 		nulls[1] = next_token ? ' ' : 'n';
@@ -191,6 +197,7 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 			next_token = isnull ? NULL : TextDatumGetCString(v);
 			MemoryContextSwitchTo(spi);
 		}
+		SPI_freetuptable(SPI_tuptable);
 	} while (next_token != NULL && next_token[0] != '\0' && ++pages < SWEEP_MAX_PAGES);
 
 	if (next_token != NULL && next_token[0] != '\0')
@@ -235,6 +242,8 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 		Datum		v;
 
 		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(loop_cxt);
+		MemoryContextSwitchTo(loop_cxt);
 		args[0] = CStringGetTextDatum(arns[i]);
 		spi_exec("SELECT jsonb_build_object('ResourceArn', $1::text, 'MaxResults', 100)",
 				 1, (Oid[]) {TEXTOID}, args, NULL, SPI_OK_SELECT);
@@ -273,7 +282,9 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 				MemoryContextSwitchTo(spi);
 			}
 		}
+		SPI_freetuptable(SPI_tuptable);
 	}
+	MemoryContextSwitchTo(outer);
 
 	/* 4. the table holds exactly what this sweep found */
 	{
