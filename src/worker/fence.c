@@ -48,31 +48,16 @@
 #define FENCE_PREFIX "fairshare.fence"
 
 /*
- * Are synchronous standbys defined (as the walsenders see them)?  Minor
- * releases of PostgreSQL 15 keep this as a bool or, in later ones, as flags
- * that also say whether the setting was read yet (before that, the setting
- * itself is what counts).  Caller holds SyncRepLock or accepts a stale
- * answer.
+ * Does this session ask for synchronous standbys, and are some named?  The
+ * setting is read, not the walsenders' shared view of it: how that view is
+ * laid out changed within PostgreSQL 15's minor releases.  Just after the
+ * setting changed the two can differ for a moment; the fence then finds
+ * itself unconfirmed and the creates wait for the next turn.
  */
-static bool
-sync_standbys_defined(void)
-{
-	volatile WalSndCtlData *ctl = WalSndCtl;
-
-#ifdef SYNC_STANDBY_DEFINED
-	if (!(ctl->sync_standbys_status & SYNC_STANDBY_INIT))
-		return SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0';
-	return (ctl->sync_standbys_status & SYNC_STANDBY_DEFINED) != 0;
-#else
-	return ctl->sync_standbys_defined;
-#endif
-}
-
-/* Are synchronous standbys configured and asked for by this session? */
 static bool
 sync_standbys_expected(void)
 {
-	return SyncRepRequested() && sync_standbys_defined();
+	return SyncRepRequested() && SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0';
 }
 
 void
@@ -99,14 +84,13 @@ fairshare_fence(void)
 	CHECK_FOR_INTERRUPTS();
 
 	LWLockAcquire(SyncRepLock, LW_SHARED);
-	confirmed = !sync_standbys_defined() ||
-		WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH] >= lsn;
+	confirmed = WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH] >= lsn;
 	LWLockRelease(SyncRepLock);
 	if (!confirmed)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("fairshare dispatcher: the synchronous standbys did not confirm the fence at %X/%X; no CreateTrainingJob is sent",
 						LSN_FORMAT_ARGS(lsn)),
-				 errdetail("The wait for them was cancelled.  A primary whose synchronous standbys no longer follow it may have been replaced by a failover."),
+				 errdetail("The wait for them was cancelled, or synchronous_standby_names was changed a moment ago.  A primary whose synchronous standbys no longer follow it may have been replaced by a failover."),
 				 errhint("Check the cluster's leader (patronictl list); the creates are tried again after a second.")));
 }
