@@ -20,7 +20,10 @@
  * instead of sending -- until its manager stops it (the wait ends on
  * shutdown and on postmaster death, and the process exits).  What is left
  * is the moment between the confirmation and the sends, a few
- * milliseconds, against a promotion that takes seconds.
+ * milliseconds, against a promotion that takes seconds -- and the request
+ * engine's own retries of a create sent before (after a throttle or a 5xx,
+ * with backoff), which go on for that call's retry span; SageMaker's unique
+ * names keep them from creating anything twice.
  *
  * Without synchronous standbys (one node, asynchronous replication, or
  * synchronous_commit below remote_write for the dispatcher) there is

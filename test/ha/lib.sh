@@ -14,7 +14,7 @@
 #     idle.
 # Helpers: nsql K SQL [db], role K, leader, new_leader OLD (-> $L),
 # wait_until SECONDS CMD..., replicas_stream K, dispatcher_idles K,
-# dispatching K, now, say, ok/not_ok/check.  A watchdog ends the run after
+# rejoined K, dispatching K, now, say, ok/not_ok/check.  A watchdog ends the run after
 # FS_HA_TIMEOUT seconds (default 300).
 set -u
 . "$FS_TOP/test/lib/cluster.sh"
@@ -218,6 +218,15 @@ replicas_stream() {	# replicas_stream K: K is the leader, with two streaming rep
 dispatcher_idles() {	# dispatcher_idles K: K is a replica whose dispatcher waits for promotion
 	[ "$(nsql "$1" "SELECT pg_is_in_recovery() AND EXISTS (SELECT 1 FROM pg_stat_activity
 	   WHERE backend_type = 'fairshare dispatcher' AND state = 'idle' AND query = 'waiting for promotion')" postgres)" = t ]
+}
+caught_up() {	# caught_up K LSN: K is a replica that has replayed up to LSN, its dispatcher idle
+	[ "$(nsql "$1" "SELECT pg_last_wal_replay_lsn() >= '$2'::pg_lsn" postgres)" = t ] && dispatcher_idles "$1"
+}
+rejoined() {	# rejoined K: within 90 s K replays the leader's WAL as of now (the new timeline: a diverged
+	# old leader must have been rewound first), and its dispatcher idles
+	local target
+	target=$(nsql "$L" "SELECT pg_current_wal_lsn()" postgres) || return 1
+	wait_until 90 caught_up "$1" "$target"
 }
 dispatching() {	# dispatching K: K's dispatcher has taken a turn
 	[ "$(nsql "$1" "SELECT turns > 0 FROM fairshare.dispatcher_state()")" = t ]
