@@ -73,7 +73,8 @@ COMMENT ON FUNCTION fairshare.record_utilization() IS
 
 CREATE TABLE fairshare.alert_rules (
 	name				text PRIMARY KEY CHECK (name ~ '^[A-Za-z0-9_-]{1,128}$'),
-	kind				text NOT NULL CHECK (kind IN ('JOB_WAITING', 'FAILURE_BURST', 'IDLE_CAPACITY', 'SHARE_STARVED')),
+	kind				text NOT NULL CHECK (kind IN ('JOB_WAITING', 'FAILURE_BURST', 'IDLE_CAPACITY', 'SHARE_STARVED',
+												   'ORPHANED_TRAINING_JOBS')),
 	job_queue			text REFERENCES fairshare.job_queues (name) ON DELETE CASCADE,
 	service_environment	text REFERENCES fairshare.service_environments (name) ON DELETE CASCADE,
 	threshold			interval NOT NULL,
@@ -85,16 +86,22 @@ CREATE TABLE fairshare.alert_rules (
 COMMENT ON TABLE fairshare.alert_rules IS
 	'What fairshare.evaluate_alerts() checks.  threshold: JOB_WAITING how long a job may stay RUNNABLE; '
 	'FAILURE_BURST the window in which min_count failed attempts raise it; IDLE_CAPACITY and SHARE_STARVED '
-	'how long the condition must last.  job_queue / service_environment narrow a rule (NULL = all).';
+	'how long the condition must last; ORPHANED_TRAINING_JOBS how long an orphaned training job must have been '
+	'seen.  job_queue / service_environment narrow a rule (NULL = all).';
 
 CREATE FUNCTION fairshare._validate_alert_rule()
 RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
 	PERFORM fairshare._check_name('alert rule', NEW.name);
-	IF NEW.kind IS NULL OR NEW.kind NOT IN ('JOB_WAITING', 'FAILURE_BURST', 'IDLE_CAPACITY', 'SHARE_STARVED') THEN
+	IF NEW.kind IS NULL OR NEW.kind NOT IN ('JOB_WAITING', 'FAILURE_BURST', 'IDLE_CAPACITY', 'SHARE_STARVED',
+											'ORPHANED_TRAINING_JOBS') THEN
 		PERFORM fairshare._reject('22023',
 			format('invalid alert rule kind "%s"', coalesce(NEW.kind, 'NULL')),
-			'The kind is JOB_WAITING, FAILURE_BURST, IDLE_CAPACITY or SHARE_STARVED.');
+			'The kind is JOB_WAITING, FAILURE_BURST, IDLE_CAPACITY, SHARE_STARVED or ORPHANED_TRAINING_JOBS.');
+	END IF;
+	IF NEW.kind = 'ORPHANED_TRAINING_JOBS' AND (NEW.job_queue IS NOT NULL OR NEW.service_environment IS NOT NULL) THEN
+		PERFORM fairshare._reject('23514',
+			format('alert rule "%s" is ORPHANED_TRAINING_JOBS: it cannot be narrowed (an orphan has no job, so no queue)', NEW.name));
 	END IF;
 	IF NEW.threshold IS NULL OR NEW.threshold < interval '0' OR NEW.threshold > interval '30 days' THEN
 		PERFORM fairshare._reject('22023',
@@ -152,7 +159,9 @@ INSERT INTO fairshare.alert_rules (name, kind, threshold, min_count, severity, d
 	('idle_capacity', 'IDLE_CAPACITY', '5 minutes', NULL, 'WARNING',
 	 'Capacity has stayed free for 5 minutes while a job that fits in it waits.'),
 	('share_starved', 'SHARE_STARVED', '10 minutes', NULL, 'CRITICAL',
-	 'A quota share has held less than its limit for 10 minutes while it has waiting jobs that fit in its guarantee.');
+	 'A quota share has held less than its limit for 10 minutes while it has waiting jobs that fit in its guarantee.'),
+	('orphaned_training_jobs', 'ORPHANED_TRAINING_JOBS', '0', NULL, 'CRITICAL',
+	 'A training job at SageMaker carries this installation''s tag but no job knows it (a failover lost the end of the WAL).');
 
 -- A condition as evaluate_alerts() sees it.  subject says what it is about
 -- and is, with the rule, what makes two observations the same alert.
@@ -308,6 +317,20 @@ RETURNS SETOF fairshare.alert_candidate LANGUAGE sql VOLATILE SET search_path = 
 	 WHERE r.enabled AND r.kind = 'SHARE_STARVED'
 	   AND s.state = 'ENABLED' AND q.state = 'ENABLED'
 	   AND s.share_limit IS NOT NULL AND s.held < s.share_limit AND s.guaranteed_waiting_jobs > 0
+	UNION ALL
+	-- ORPHANED_TRAINING_JOBS: each training job the last sweep found with
+	-- this installation's tag that no job knows.
+	SELECT r.name, o.training_job_name, NULL, NULL, NULL, NULL,
+		   format('training job %s (%s) at SageMaker carries this installation''s tag but no job knows it%s; '
+				  'fairshare will not follow or stop it',
+				  o.training_job_name, coalesce(o.training_job_status, 'status unknown'),
+				  coalesce(' (its fairshare:job-id tag says job ' || o.job_id_tag || ', which this database does not have)', '')),
+		   jsonb_build_object('training_job_name', o.training_job_name, 'training_job_arn', o.training_job_arn,
+							  'training_job_status', o.training_job_status, 'job_id_tag', o.job_id_tag,
+							  'first_seen', o.first_seen)
+	  FROM fairshare.alert_rules r
+	  JOIN fairshare.orphaned_training_jobs o ON now() - o.first_seen >= r.threshold
+	 WHERE r.enabled AND r.kind = 'ORPHANED_TRAINING_JOBS'
 $$;
 
 -- The JSON sent with NOTIFY fairshare_alerts.  LISTEN has no access
@@ -367,7 +390,7 @@ BEGIN
 			  JOIN unnest(cands) n ON n.rule_name = ac.rule_name AND n.subject = ac.subject
 			  JOIN fairshare.alert_rules r ON r.name = ac.rule_name
 			 WHERE ac.alert_id IS NULL
-			   AND (r.kind IN ('JOB_WAITING', 'FAILURE_BURST') OR now() - ac.since >= r.threshold)
+			   AND (r.kind IN ('JOB_WAITING', 'FAILURE_BURST', 'ORPHANED_TRAINING_JOBS') OR now() - ac.since >= r.threshold)
 			 ORDER BY ac.rule_name, ac.subject)
 		INSERT INTO fairshare.alert_events
 			(rule_name, kind, severity, subject, job_queue, share, service_environment, capacity_unit,

@@ -14,12 +14,13 @@ BEGIN
 							 'share_distribution', 'job_queues', 'queue_environments', 'quota_shares',
 							 'quota_share_limits', 'jobs', 'job_attempts', 'job_events', 'share_usage',
 							 'capacity_backoffs', 'utilization_history', 'alert_conditions', 'alert_events',
-							 'installation']
+							 'installation', 'orphan_sweep']
 	LOOP
 		PERFORM pg_catalog.pg_extension_config_dump(('fairshare.' || t)::regclass, '');
 	END LOOP;
 	PERFORM pg_catalog.pg_extension_config_dump('fairshare.alert_rules'::regclass,
-		$$WHERE name NOT IN ('job_waiting', 'failure_burst', 'idle_capacity', 'share_starved')$$);
+		$$WHERE name NOT IN ('job_waiting', 'failure_burst', 'idle_capacity', 'share_starved',
+							'orphaned_training_jobs')$$);
 	FOREACH t IN ARRAY ARRAY['jobs_job_id_seq', 'job_events_event_id_seq', 'alert_events_alert_id_seq']
 	LOOP
 		PERFORM pg_catalog.pg_extension_config_dump(('fairshare.' || t)::regclass, '');

@@ -57,6 +57,7 @@
 #include "tables/installation.h"
 #include "worker/dispatch.h"
 #include "worker/dispatcher.h"
+#include "worker/fence.h"
 #include "worker/log_throttle.h"
 
 #define TRAINING_JOB_NAME_MAX 64
@@ -533,6 +534,8 @@ send_creates(FairshareDispatch *d, AttemptTrack **want, int n)
 		MemoryContextSwitchTo(spi);
 	}
 	end_short_xact();
+	if (got > 0)
+		fairshare_fence();		/* still the leader? (fence.c) */
 
 	for (uint64 i = 0; i < got; i++)
 	{

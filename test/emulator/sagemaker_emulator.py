@@ -1423,7 +1423,8 @@ class Handler(BaseHTTPRequestHandler):
         emu.log({"t": started, "ms": round((time.time() - started) * 1000, 3),
                  "op": label, "name": name, "outcome": outcome,
                  "status": None if drop else status,
-                 "client": "%s:%s" % self.client_address[:2]})
+                 "client": "%s:%s" % self.client_address[:2],
+                 "server": self.server.server_address[0]})
         try:
             if drop is not None:
                 self._drop(drop[1])
@@ -1622,6 +1623,9 @@ def parse_args(argv):
     p.add_argument("--no-clock-check", action="store_true",
                    help="accept X-Amz-Date more than 15 minutes from now")
     p.add_argument("--log", help="append one JSON line per request to this file")
+    p.add_argument("--also-listen", action="append", default=[], metavar="ADDR",
+                   help="listen on this other loopback address too, same port (repeatable); "
+                        "the log's 'server' says which address a request came in on")
     p.add_argument("--time-scale", type=float, default=1.0,
                    help="multiply every timeline duration by this (0.1 = ten times faster)")
     p.add_argument("--not-found-error", choices=("ValidationException", "ResourceNotFound"),
@@ -1682,17 +1686,29 @@ def main(argv=None):
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                               name="serve", daemon=True)
-    serving.start()
+    # More loopback addresses on the same port, one emulator behind them all:
+    # clients given different addresses are told apart in the log.
+    servers = [server]
+    for addr in args.also_listen:
+        if not addr.startswith("127."):
+            print("sagemaker_emulator: --also-listen takes a loopback address (127.x.y.z)",
+                  file=sys.stderr)
+            return 2
+        extra = EmulatorServer((addr, port), Handler)
+        extra.emulator = emulator
+        servers.append(extra)
+    for srv in servers:
+        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.1},
+                         name="serve", daemon=True).start()
     if args.port_file:
         _write_port_file(args.port_file, port)
     print("sagemaker_emulator: listening on http://127.0.0.1:%d (region %s)"
           % (port, options.region), file=sys.stderr, flush=True)
     while not stop.wait(0.5):
         pass
-    server.shutdown()
-    server.server_close()
+    for srv in servers:
+        srv.shutdown()
+        srv.server_close()
     if args.port_file:
         try:
             os.unlink(args.port_file)

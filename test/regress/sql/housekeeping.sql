@@ -272,4 +272,27 @@ RESET fairshare.retention;
 SELECT fairshare._human_duration(d) FROM unnest(ARRAY[interval '5 seconds', '90 seconds', '1 hour', '2 hours 5 minutes 30 seconds',
 													  '1 day', '3 days 4 hours 59 minutes']) d;
 
+-- ORPHANED_TRAINING_JOBS: each training job the orphan sweep found that no
+-- job knows raises an alert at once; the rule cannot be narrowed; the alert
+-- resolves once the sweep no longer finds it.  (The sweep itself, against
+-- SageMaker, is in test/worker/standby.test and test/ha/patroni_async.test.)
+SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, job_queue)
+						   VALUES ('orphans_of_q', 'ORPHANED_TRAINING_JOBS', '0', 'q')$$);
+INSERT INTO fairshare.orphan_sweep VALUES ('fairshare-0123abcd-77-1',
+	'arn:aws:sagemaker:us-east-1:123456789012:training-job/fairshare-0123abcd-77-1', 'InProgress', '77',
+	'2026-01-01 00:00:00+00', now(), now());
+SELECT training_job_name, training_job_status, job_id_tag FROM fairshare.orphaned_training_jobs;
+SELECT rule_name, kind, severity, subject, message, details - 'first_seen' AS details
+  FROM fairshare.evaluate_alerts() WHERE kind = 'ORPHANED_TRAINING_JOBS';
+SELECT count(*) AS new_alerts FROM fairshare.evaluate_alerts() WHERE kind = 'ORPHANED_TRAINING_JOBS';
+DELETE FROM fairshare.orphan_sweep;
+SELECT count(*) AS new_alerts FROM fairshare.evaluate_alerts() WHERE kind = 'ORPHANED_TRAINING_JOBS';
+SELECT rule_name, subject, resolved_at IS NOT NULL AS resolved FROM fairshare.alert_events
+ WHERE kind = 'ORPHANED_TRAINING_JOBS';
+-- Viewers see the view; only admins may sweep.
+SET ROLE regress_hk_viewer;
+SELECT count(*) FROM fairshare.orphaned_training_jobs;
+SELECT public.regress_try('SELECT fairshare.sweep_orphaned_training_jobs()');
+RESET ROLE;
+
 DROP ROLE regress_hk_admin, regress_hk_viewer;

@@ -1,0 +1,51 @@
+-- sql/parts/75_orphans.sql — training jobs at SageMaker that carry this
+-- installation's tag but that no job knows (docs/ha.md: what a failover
+-- under asynchronous replication leaves running).
+--
+--   fairshare.sweep_orphaned_training_jobs()  ListTrainingJobs + ListTags
+--        (src/worker/orphans.c); schedule it with pg_cron (docs/ha.md)
+--   fairshare.orphan_sweep                    what the last sweep found
+--   fairshare.orphaned_training_jobs          those still unknown to any job
+-- The ORPHANED_TRAINING_JOBS alert rule (80_housekeeping.sql) reports them.
+
+CREATE TABLE fairshare.orphan_sweep (
+	training_job_name	text PRIMARY KEY,
+	training_job_arn	text NOT NULL,
+	training_job_status	text,
+	job_id_tag			text,
+	creation_time		timestamptz,
+	first_seen			timestamptz NOT NULL,
+	last_seen			timestamptz NOT NULL
+);
+COMMENT ON TABLE fairshare.orphan_sweep IS
+	'Training jobs the last orphan sweep found at SageMaker with this installation''s fairshare:installation tag '
+	'and no job or attempt of fairshare: name, ARN, status and CreationTime as ListTrainingJobs gave them, '
+	'job_id_tag the fairshare:job-id tag (the job that created it, on a primary whose WAL was lost), and '
+	'when a sweep first and last found it.';
+
+CREATE VIEW fairshare.orphaned_training_jobs AS
+SELECT o.training_job_name, o.training_job_arn, o.training_job_status, o.job_id_tag, o.creation_time,
+	   o.first_seen, o.last_seen
+  FROM fairshare.orphan_sweep o
+ WHERE NOT EXISTS (SELECT 1 FROM fairshare.jobs j WHERE j.training_job_name = o.training_job_name)
+   AND NOT EXISTS (SELECT 1 FROM fairshare.job_attempts a WHERE a.training_job_name = o.training_job_name);
+COMMENT ON VIEW fairshare.orphaned_training_jobs IS
+	'Training jobs at SageMaker tagged with this installation that no job knows (found by '
+	'fairshare.sweep_orphaned_training_jobs()): left by a failover that lost the end of the WAL.  '
+	'fairshare never adopts or stops them; stop them at SageMaker if they should not run.';
+
+CREATE FUNCTION fairshare.sweep_orphaned_training_jobs()
+RETURNS integer
+LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, fairshare, pg_temp
+AS 'MODULE_PATHNAME', 'fairshare_sweep_orphaned_training_jobs';
+COMMENT ON FUNCTION fairshare.sweep_orphaned_training_jobs() IS
+	'List the training jobs at SageMaker whose names carry this installation''s id, keep those no job knows and '
+	'whose fairshare:installation tag is this installation''s, in fairshare.orphan_sweep, and move job ids on past '
+	'their fairshare:job-id tags; returns how many.  '
+	'Schedule it with pg_cron (docs/ha.md).';
+
+REVOKE ALL ON FUNCTION fairshare.sweep_orphaned_training_jobs() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairshare.sweep_orphaned_training_jobs() TO fairshare_admin;
+GRANT SELECT ON fairshare.orphaned_training_jobs TO fairshare_viewer, fairshare_admin;
+GRANT SELECT ON fairshare.orphan_sweep TO fairshare_admin;

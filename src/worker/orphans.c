@@ -1,0 +1,332 @@
+/*-------------------------------------------------------------------------
+ *
+ * orphans.c
+ *		The orphan sweep: training jobs at SageMaker that carry this
+ *		installation's tag but that no job of fairshare knows.
+ *
+ * A failover under asynchronous replication can lose the end of the WAL:
+ * placements the old primary committed, and whose training jobs it
+ * created, never reach the new primary (docs/ha.md).  Those training jobs
+ * run on, billed, and nobody follows them.  fairshare cannot adopt them --
+ * the job they belonged to is gone, and another job must never take them
+ * over -- but it can find them and say so:
+ *
+ *	 1. ListTrainingJobs, every page, for names containing this
+ *		installation's part of the training job name (created since the
+ *		oldest job fairshare still keeps: older ones were forgotten on
+ *		purpose, by retention);
+ *	 2. the names no job or attempt of fairshare knows (read after the
+ *		listing: a placement is committed before its create is sent, so a
+ *		training job that was listed and has a placement shows it here);
+ *	 3. ListTags of each of those: kept only when its fairshare:installation
+ *		tag is this installation's id (another installation's job with a
+ *		similar name is none of our business);
+ *	 4. fairshare.orphan_sweep is made to hold exactly what was found, each
+ *		row keeping when it was first seen;
+ *	 5. the job id sequence moves on past the orphans' fairshare:job-id tags,
+ *		so that no new job is given a lost job's id -- and with it the lost
+ *		job's training job name and, its tags being ours, its training job.
+ * fairshare.orphaned_training_jobs shows the rows still unknown to any job;
+ * the ORPHANED_TRAINING_JOBS alert rule reports them.  It runs when
+ * scheduled: a pg_cron job every ten minutes on the primary (docs/ha.md
+ * shows the cron.schedule_in_database call; it is not one of the
+ * housekeeping jobs every installation gets, because it needs working
+ * SageMaker credentials and is only of use where a failover can lose WAL).
+ *
+ * The function is SECURITY DEFINER (the extension's owner writes the table
+ * and moves the sequence); every statement names its objects in full.
+ * The calls go through the same engine as the dispatcher's, with its
+ * retries; a call that still fails ends the sweep with an ERROR that says
+ * which, and the table keeps what the last complete sweep found.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include "access/xlog.h"
+#include "storage/latch.h"
+#include "utils/array.h"
+
+#include "aws/sagemaker_client.h"
+#include "fairshare.h"
+#include "tables/installation.h"
+
+PG_FUNCTION_INFO_V1(fairshare_sweep_orphaned_training_jobs);
+
+/* How many ListTrainingJobs pages one sweep reads at most (100 jobs each). */
+#define SWEEP_MAX_PAGES 1000
+
+static FsSmClient *sweep_client = NULL;
+
+/* One call, waited for; an ERROR unless it succeeded. */
+static Jsonb *
+call(FsSmOperation op, Jsonb *request, const char *what)
+{
+	FsSmResult *res = NULL;
+
+	if (sweep_client == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		sweep_client = fs_sm_client_create();
+		MemoryContextSwitchTo(old);
+	}
+	PG_TRY();
+	{
+		fs_sm_submit(sweep_client, op, NULL, NULL, request, 0);
+		while (fs_sm_wait(sweep_client, -1, &res, 1) == 0)
+		{
+			/* the latch woke us: an interrupt, most likely */
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	PG_CATCH();
+	{
+		fs_sm_cancel_all(sweep_client);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (res->error_class != FS_SM_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("orphan sweep: %s failed: %s: %s", what,
+						res->error_type ? res->error_type : "error",
+						res->message ? res->message : "no message"),
+				 errdetail("HTTP status %ld after %d tries.", res->http_status, res->tries),
+				 errhint("The sweep is tried again at its next run; fairshare.orphan_sweep keeps what the last complete sweep found.")));
+	return res->response;
+}
+
+/* Run one SPI statement with parameters; ERROR unless it returned rc. */
+static void
+spi_exec(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls, int rc)
+{
+	if (SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0) != rc)
+		elog(ERROR, "orphan sweep: could not run: %s", sql);
+}
+
+/*
+ * fairshare.sweep_orphaned_training_jobs() RETURNS integer: sweep now;
+ * returns how many orphaned training jobs were found.
+ */
+Datum
+fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
+{
+	const char *installation;
+	char	   *name_part;
+	Jsonb	   *summaries;		/* every page's TrainingJobSummaries, one array */
+	char	   *next_token = NULL;
+	double		since = 0;
+	bool		have_since = false;
+	int			pages = 0;
+	uint64		n_unknown;
+	char	  **names;
+	char	  **arns;
+	Datum	   *found;			/* jsonb: {name, arn, status, created, job_id} */
+	int			n_found = 0;
+	MemoryContext outer = CurrentMemoryContext;
+	MemoryContext loop_cxt;		/* one call's request, answer and SPI rows */
+	Oid			jsonb_type[2] = {JSONBOID, TEXTOID};
+
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("the orphan sweep runs on the primary only"),
+				 errhint("Schedule fairshare.sweep_orphaned_training_jobs() with pg_cron; it does something on the primary only.")));
+
+	installation = fairshare_installation_id();
+	name_part = psprintf("%.*s-", FAIRSHARE_INSTALLATION_NAME_CHARS, installation);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "orphan sweep: SPI_connect failed");
+	loop_cxt = AllocSetContextCreate(CurrentMemoryContext, "fairshare orphan sweep call",
+									 ALLOCSET_DEFAULT_SIZES);
+
+	/* Older training jobs belong to jobs retention deleted: not orphans. */
+	spi_exec("SELECT extract(epoch FROM min(created_at))::float8 FROM fairshare.jobs", 0, NULL, NULL, NULL,
+			 SPI_OK_SELECT);
+	{
+		bool		isnull;
+		Datum		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+		{
+			since = DatumGetFloat8(v) - 60; /* clocks of two machines */
+			have_since = true;
+		}
+	}
+
+	/* 1. every page of ListTrainingJobs, gathered into one jsonb array */
+	summaries = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("[]")));
+	do
+	{
+		Jsonb	   *request;
+		Jsonb	   *page;
+		Datum		args[4];
+		char		nulls[4] = {' ', ' ', ' ', ' '};
+		Oid			types[4] = {TEXTOID, TEXTOID, FLOAT8OID, JSONBOID};
+		bool		isnull;
+		Datum		v;
+
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(loop_cxt);
+		MemoryContextSwitchTo(loop_cxt);
+		args[0] = CStringGetTextDatum(name_part);
+		args[1] = next_token ? CStringGetTextDatum(next_token) : (Datum) 0;
+		nulls[1] = next_token ? ' ' : 'n';
+		args[2] = Float8GetDatum(since);
+		nulls[2] = have_since ? ' ' : 'n';
+		args[3] = (Datum) 0;
+		nulls[3] = 'n';
+		spi_exec("SELECT jsonb_strip_nulls(jsonb_build_object('NameContains', $1, 'MaxResults', 100, "
+				 "'NextToken', $2, 'CreationTimeAfter', $3))",
+				 4, types, args, nulls, SPI_OK_SELECT);
+		request = DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		page = call(FS_SM_LIST_TRAINING_JOBS, request, "ListTrainingJobs");
+
+		args[0] = JsonbPGetDatum(summaries);
+		args[1] = JsonbPGetDatum(page);
+		spi_exec("SELECT $1 || coalesce($2 -> 'TrainingJobSummaries', '[]'), $2 ->> 'NextToken'",
+				 2, (Oid[]) {JSONBOID, JSONBOID}, args, NULL, SPI_OK_SELECT);
+		{
+			MemoryContext spi = MemoryContextSwitchTo(outer);
+
+			summaries = DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+			v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+			next_token = isnull ? NULL : TextDatumGetCString(v);
+			MemoryContextSwitchTo(spi);
+		}
+		SPI_freetuptable(SPI_tuptable);
+	} while (next_token != NULL && next_token[0] != '\0' && ++pages < SWEEP_MAX_PAGES);
+
+	if (next_token != NULL && next_token[0] != '\0')
+		ereport(WARNING,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("orphan sweep: stopped after %d pages of ListTrainingJobs", SWEEP_MAX_PAGES),
+				 errhint("Training jobs beyond them were not looked at; the next sweep starts over.")));
+
+	/* 2. the names no job or attempt knows (read after the listing) */
+	{
+		Datum		args[1] = {JsonbPGetDatum(summaries)};
+
+		spi_exec("SELECT s ->> 'TrainingJobName', s ->> 'TrainingJobArn' "
+				 "FROM jsonb_array_elements($1) s "
+				 "WHERE s ->> 'TrainingJobName' IS NOT NULL AND s ->> 'TrainingJobArn' IS NOT NULL "
+				 "AND NOT EXISTS (SELECT 1 FROM fairshare.jobs j WHERE j.training_job_name = s ->> 'TrainingJobName') "
+				 "AND NOT EXISTS (SELECT 1 FROM fairshare.job_attempts a WHERE a.training_job_name = s ->> 'TrainingJobName') "
+				 "ORDER BY 1",
+				 1, (Oid[]) {JSONBOID}, args, NULL, SPI_OK_SELECT);
+	}
+	n_unknown = SPI_processed;
+	{
+		MemoryContext spi = MemoryContextSwitchTo(outer);
+
+		names = palloc(sizeof(char *) * Max(n_unknown, 1));
+		arns = palloc(sizeof(char *) * Max(n_unknown, 1));
+		found = palloc(sizeof(Datum) * Max(n_unknown, 1));
+		for (uint64 i = 0; i < n_unknown; i++)
+		{
+			names[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+			arns[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+		}
+		MemoryContextSwitchTo(spi);
+	}
+
+	/* 3. ListTags of each: this installation's only */
+	for (uint64 i = 0; i < n_unknown; i++)
+	{
+		Datum		args[2];
+		Jsonb	   *tags;
+		bool		isnull;
+		Datum		v;
+
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(loop_cxt);
+		MemoryContextSwitchTo(loop_cxt);
+		args[0] = CStringGetTextDatum(arns[i]);
+		spi_exec("SELECT jsonb_build_object('ResourceArn', $1::text, 'MaxResults', 100)",
+				 1, (Oid[]) {TEXTOID}, args, NULL, SPI_OK_SELECT);
+		tags = call(FS_SM_LIST_TAGS,
+					DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)),
+					"ListTags");
+		args[0] = JsonbPGetDatum(tags);
+		args[1] = CStringGetTextDatum(installation);
+		spi_exec("SELECT (SELECT t ->> 'Value' FROM jsonb_array_elements($1 -> 'Tags') t "
+				 "		  WHERE t ->> 'Key' = 'fairshare:installation') = $2, "
+				 "		 (SELECT t ->> 'Value' FROM jsonb_array_elements($1 -> 'Tags') t "
+				 "		  WHERE t ->> 'Key' = 'fairshare:job-id')",
+				 2, jsonb_type, args, NULL, SPI_OK_SELECT);
+		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull && DatumGetBool(v))
+		{
+			Datum		row[3];
+			char		rownulls[3] = {' ', ' ', ' '};
+			Datum		job_tag = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+
+			row[0] = CStringGetTextDatum(names[i]);
+			row[1] = JsonbPGetDatum(summaries);
+			row[2] = job_tag;
+			rownulls[2] = isnull ? 'n' : ' ';
+			spi_exec("SELECT jsonb_build_object('name', $1::text, 'arn', s ->> 'TrainingJobArn', "
+					 "'status', s ->> 'TrainingJobStatus', 'created', s -> 'CreationTime', 'job_id', $3::text) "
+					 "FROM jsonb_array_elements($2) s WHERE s ->> 'TrainingJobName' = $1::text LIMIT 1",
+					 3, (Oid[]) {TEXTOID, JSONBOID, TEXTOID}, row, rownulls, SPI_OK_SELECT);
+			if (SPI_processed == 1)
+			{
+				MemoryContext spi = MemoryContextSwitchTo(outer);
+
+				found[n_found++] = PointerGetDatum(DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0],
+																					 SPI_tuptable->tupdesc, 1,
+																					 &isnull)));
+				MemoryContextSwitchTo(spi);
+			}
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	MemoryContextSwitchTo(outer);
+
+	/* 4. the table holds exactly what this sweep found */
+	{
+		Datum		args[1];
+
+		args[0] = PointerGetDatum(construct_array(found, n_found, JSONBOID, -1, false, TYPALIGN_INT));
+		spi_exec("WITH f AS (SELECT e ->> 'name' AS name, e ->> 'arn' AS arn, e ->> 'status' AS status, "
+				 "		  e ->> 'job_id' AS job_id, "
+				 "		  CASE jsonb_typeof(e -> 'created') WHEN 'number' THEN to_timestamp((e ->> 'created')::float8) "
+				 "			   WHEN 'string' THEN (e ->> 'created')::timestamptz END AS created "
+				 "		   FROM unnest($1::jsonb[]) e), "
+				 "gone AS (DELETE FROM fairshare.orphan_sweep o "
+				 "		   WHERE NOT EXISTS (SELECT 1 FROM f WHERE f.name = o.training_job_name)) "
+				 "INSERT INTO fairshare.orphan_sweep AS o (training_job_name, training_job_arn, training_job_status, "
+				 "		  job_id_tag, creation_time, first_seen, last_seen) "
+				 "SELECT name, arn, status, job_id, created, now(), now() FROM f "
+				 "ON CONFLICT (training_job_name) DO UPDATE SET training_job_arn = excluded.training_job_arn, "
+				 "		  training_job_status = excluded.training_job_status, last_seen = excluded.last_seen",
+				 1, (Oid[]) {JSONBARRAYOID}, args, NULL, SPI_OK_INSERT);
+	}
+
+	/*
+	 * 5. Job ids move on past every orphan's fairshare:job-id tag.  The
+	 * identity sequence came back where the last replicated WAL left it,
+	 * below ids the old primary handed out: a new job given a lost job's id
+	 * would get its training job name, find that training job, see tags
+	 * naming this installation and its id, and adopt it.  Past the highest
+	 * lost id that cannot happen (the jobs submitted between the promotion
+	 * and this sweep could; docs/ha.md says to sweep at promotion).
+	 */
+	spi_exec("SELECT m, setval(s, m) FROM (SELECT pg_get_serial_sequence('fairshare.jobs', 'job_id')::regclass AS s, "
+			 "		  max(job_id_tag::bigint) AS m FROM fairshare.orphan_sweep "
+			 "	 WHERE job_id_tag ~ '^[0-9]{1,18}$') x "
+			 " WHERE m > coalesce(pg_sequence_last_value(s), 0)",
+			 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("orphan sweep: job ids moved on past %s, the highest id of a job whose training job exists but whose row was lost",
+						SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)),
+				 errdetail("A failover lost the end of the WAL; new jobs must not reuse those ids and their training job names."),
+				 errhint("See fairshare.orphaned_training_jobs.")));
+	SPI_finish();
+	PG_RETURN_INT32(n_found);
+}
