@@ -332,6 +332,17 @@ BEGIN
 	  FROM w
 	 WHERE j.job_id = w.job_id;
 
+	-- Queue time limits (jobStateTimeLimitActions, 91_api_admin.sql): only
+	-- when some queue has one.  Then deletions of queues and quota shares
+	-- whose last jobs have stopped.
+	IF EXISTS (SELECT 1 FROM fairshare.job_state_time_limit_actions) THEN
+		PERFORM fairshare._apply_time_limit_actions();
+	END IF;
+	IF EXISTS (SELECT 1 FROM fairshare.job_queues WHERE deleting_since IS NOT NULL)
+	   OR EXISTS (SELECT 1 FROM fairshare.quota_shares WHERE deleting_since IS NOT NULL) THEN
+		PERFORM fairshare._finish_deletions();
+	END IF;
+
 	RETURN max_new IS NOT NULL AND moved >= max_new
 		AND EXISTS (SELECT 1 FROM fairshare.jobs WHERE status = 'SUBMITTED');
 END
