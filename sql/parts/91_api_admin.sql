@@ -1107,14 +1107,14 @@ DECLARE
 	sharing jsonb := fairshare._api_json(r, 'resourceSharingConfiguration', 'object');
 	preemption jsonb := fairshare._api_json(r, 'preemptionConfiguration', 'object');
 	share_state text := fairshare._api_string(r, 'state');
-	strategy text;
+	new_strategy text;
 	in_share text;
 BEGIN
 	IF sharing IS NOT NULL THEN
-		strategy := fairshare._api_string(sharing, 'strategy', true);
+		new_strategy := fairshare._api_string(sharing, 'strategy', true);
 		UPDATE fairshare.quota_shares s
-		   SET strategy = _api_set_quota_share.strategy,
-			   borrow_limit = CASE WHEN _api_set_quota_share.strategy = 'LEND_AND_BORROW'
+		   SET strategy = new_strategy,
+			   borrow_limit = CASE WHEN new_strategy = 'LEND_AND_BORROW'
 								   THEN coalesce(fairshare._api_integer(sharing, 'borrowLimit'), -1)
 								   ELSE fairshare._api_integer(sharing, 'borrowLimit') END
 		 WHERE s.job_queue = queue AND s.name = share;
