@@ -208,7 +208,7 @@ def main():
               d.get("attempts"))
         check("the job keeps the share and priority it was submitted with",
               d.get("shareIdentifier") == "HIGHPRI" and d.get("schedulingPriority") == 1, d)
-    print("%d passed, %d failed" % (0, len(failures)) if failures else "notebook: all checks held", flush=True)
+    say("--- %s" % ("every check held" if not failures else "%d checks failed" % len(failures)))
     return 1 if failures else 0
 
 
