@@ -131,8 +131,15 @@ def submit(batch, job_name, priority, share, train_seconds):
     return r["jobArn"]
 
 
-def show_queue(batch, title):
-    jobs = batch.list_service_jobs(jobQueue=G6_QUEUE, jobStatus="RUNNABLE")["jobSummaryList"]
+def show_queue(batch, title, expect):
+    # A submitted job enters its queue at the scheduler's next pass (at once,
+    # woken by the commit): wait for it, as the notebook's reader does.
+    deadline = time.time() + 15
+    while True:
+        jobs = batch.list_service_jobs(jobQueue=G6_QUEUE, jobStatus="RUNNABLE")["jobSummaryList"]
+        if len(jobs) >= expect or time.time() > deadline:
+            break
+        time.sleep(0.1)
     say("--- %s: list_service_jobs(jobStatus=RUNNABLE)" % title)
     for j in jobs:
         say("    %-24s %-9s share %s" % (j["jobName"], j["status"], j.get("shareIdentifier")))
@@ -172,11 +179,11 @@ def main():
     base = "notebook-%d" % int(time.time())
     low = submit(user, base + "-low-pri", 5, "LOWPRI", args.train_seconds)
     mid = submit(user, base + "-mid-pri", 3, "MIDPRI", args.train_seconds)
-    jobs, front = show_queue(user, "after the LOWPRI and MIDPRI jobs")
+    jobs, front = show_queue(user, "after the LOWPRI and MIDPRI jobs", 2)
     check("list_service_jobs shows both jobs RUNNABLE", len(jobs) == 2, jobs)
     check("the snapshot puts MIDPRI before LOWPRI", front == [mid, low], front)
     high = submit(user, base + "-high-pri", 1, "HIGHPRI", args.train_seconds)
-    _, front = show_queue(user, "after the HIGHPRI job")
+    _, front = show_queue(user, "after the HIGHPRI job", 3)
     check("the snapshot puts HIGHPRI, MIDPRI, LOWPRI", front == [high, mid, low], front)
     admin.update_service_environment(serviceEnvironment=G6_SE, state="ENABLED")
     say("--- the environment is ENABLED; the dispatcher runs them one at a time")
@@ -204,7 +211,8 @@ def main():
         check("they ran HIGHPRI, MIDPRI, LOWPRI", order == ["HIGHPRI", "MIDPRI", "LOWPRI"], order)
         d = done[high]
         check("describe_service_job names the training job of its attempt",
-              bool(d.get("attempts")) and "training-job/" in d["attempts"][-1].get("serviceResourceId", ""),
+              bool(d.get("attempts"))
+              and "training-job/" in (d["attempts"][-1].get("serviceResourceId") or {}).get("value", ""),
               d.get("attempts"))
         check("the job keeps the share and priority it was submitted with",
               d.get("shareIdentifier") == "HIGHPRI" and d.get("schedulingPriority") == 1, d)
