@@ -523,8 +523,10 @@ BEGIN
 			IF filter_value !~ '^[0-9]{1,15}$' THEN
 				PERFORM fairshare._reject('22023', format('filter %s takes milliseconds since 1970 as a decimal string', filter_name));
 			END IF;
-			cond := format('j.created_at %s to_timestamp(%s::numeric / 1000)',
-						   CASE filter_name WHEN 'BEFORE_CREATED_AT' THEN '<' ELSE '>' END, filter_value);
+			-- createdAt is rounded to the millisecond: compare as it is shown
+			cond := CASE filter_name
+						WHEN 'BEFORE_CREATED_AT' THEN format('j.created_at < to_timestamp((%s - 0.5) / 1000)', filter_value)
+						ELSE format('j.created_at >= to_timestamp((%s + 0.5) / 1000)', filter_value) END;
 			status := NULL;
 		ELSIF filter_name = 'SHARE_IDENTIFIER' THEN
 			cond := format('j.share_identifier = %L', filter_value);
