@@ -209,25 +209,22 @@ BEGIN
 					 ORDER BY j.scheduling_priority DESC, j.runnable_at, j.job_id LIMIT 1) h
 			 WHERE s.job_queue = q.job_queue AND h.runnable_at <= now() - make_interval(secs => q.shortest);
 		ELSE
-			-- The shares that have RUNNABLE jobs, by a skip scan of the index.
-			WITH RECURSIVE shares(share) AS (
-				(SELECT j.share_identifier FROM fairshare.jobs j
+			-- The head of each share, by a skip scan of the index: the first
+			-- row of a share in the index's order is its head, and the next
+			-- share's head is the first row after it.
+			WITH RECURSIVE h(share, job_id, runnable_at) AS (
+				(SELECT j.share_identifier, j.job_id, j.runnable_at FROM fairshare.jobs j
 				  WHERE j.job_queue = q.job_queue AND j.status = 'RUNNABLE' AND j.share_identifier IS NOT NULL
-				  ORDER BY j.share_identifier LIMIT 1)
+				  ORDER BY j.share_identifier, j.scheduling_priority DESC, j.runnable_at, j.job_id LIMIT 1)
 				UNION ALL
-				SELECT (SELECT j.share_identifier FROM fairshare.jobs j
+				SELECT n.share_identifier, n.job_id, n.runnable_at
+				  FROM h CROSS JOIN LATERAL (
+						SELECT j.share_identifier, j.job_id, j.runnable_at FROM fairshare.jobs j
 						 WHERE j.job_queue = q.job_queue AND j.status = 'RUNNABLE' AND j.share_identifier IS NOT NULL
-						   AND j.share_identifier > s.share
-						 ORDER BY j.share_identifier LIMIT 1)
-				  FROM shares s WHERE s.share IS NOT NULL)
+						   AND j.share_identifier > h.share
+						 ORDER BY j.share_identifier, j.scheduling_priority DESC, j.runnable_at, j.job_id LIMIT 1) n)
 			SELECT array_agg(h.job_id) INTO heads
-			  FROM shares s
-			 CROSS JOIN LATERAL (
-					SELECT j.job_id, j.runnable_at FROM fairshare.jobs j
-					 WHERE j.job_queue = q.job_queue AND j.share_identifier = s.share AND j.status = 'RUNNABLE'
-					   AND j.share_identifier IS NOT NULL
-					 ORDER BY j.scheduling_priority DESC, j.runnable_at, j.job_id LIMIT 1) h
-			 WHERE s.share IS NOT NULL AND h.runnable_at <= now() - make_interval(secs => q.shortest);
+			  FROM h WHERE h.runnable_at <= now() - make_interval(secs => q.shortest);
 		END IF;
 		CONTINUE WHEN heads IS NULL;
 

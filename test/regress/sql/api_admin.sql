@@ -324,24 +324,18 @@ SELECT fairshare.time_limit_reason_matches('MISCONFIGURATION:QUOTA_MANAGEMENT_LI
 -- partial indexes (no scan of the waiting jobs).
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF)
-WITH RECURSIVE shares(share) AS (
-	(SELECT j.share_identifier FROM fairshare.jobs j
+WITH RECURSIVE h(share, job_id, runnable_at) AS (
+	(SELECT j.share_identifier, j.job_id, j.runnable_at FROM fairshare.jobs j
 	  WHERE j.job_queue = 'q' AND j.status = 'RUNNABLE' AND j.share_identifier IS NOT NULL
-	  ORDER BY j.share_identifier LIMIT 1)
+	  ORDER BY j.share_identifier, j.scheduling_priority DESC, j.runnable_at, j.job_id LIMIT 1)
 	UNION ALL
-	SELECT (SELECT j.share_identifier FROM fairshare.jobs j
+	SELECT n.share_identifier, n.job_id, n.runnable_at
+	  FROM h CROSS JOIN LATERAL (
+			SELECT j.share_identifier, j.job_id, j.runnable_at FROM fairshare.jobs j
 			 WHERE j.job_queue = 'q' AND j.status = 'RUNNABLE' AND j.share_identifier IS NOT NULL
-			   AND j.share_identifier > s.share
-			 ORDER BY j.share_identifier LIMIT 1)
-	  FROM shares s WHERE s.share IS NOT NULL)
-SELECT h.job_id
-  FROM shares s
- CROSS JOIN LATERAL (
-		SELECT j.job_id, j.runnable_at FROM fairshare.jobs j
-		 WHERE j.job_queue = 'q' AND j.share_identifier = s.share AND j.status = 'RUNNABLE'
-		   AND j.share_identifier IS NOT NULL
-		 ORDER BY j.scheduling_priority DESC, j.runnable_at, j.job_id LIMIT 1) h
- WHERE s.share IS NOT NULL;
+			   AND j.share_identifier > h.share
+			 ORDER BY j.share_identifier, j.scheduling_priority DESC, j.runnable_at, j.job_id LIMIT 1) n)
+SELECT array_agg(h.job_id) FROM h WHERE h.runnable_at <= now() - interval '600 seconds';
 RESET enable_seqscan;
 
 DROP FUNCTION public.call(text, jsonb);
