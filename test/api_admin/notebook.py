@@ -176,6 +176,7 @@ def main():
 
     # The jobs arrive together, as in one AWS Batch scheduling cycle.
     admin.update_service_environment(serviceEnvironment=G6_SE, state="DISABLED")
+    say("--- %s is DISABLED while the jobs arrive (they arrived together in the article)" % G6_SE)
     base = "notebook-%d" % int(time.time())
     low = submit(user, base + "-low-pri", 5, "LOWPRI", args.train_seconds)
     mid = submit(user, base + "-mid-pri", 3, "MIDPRI", args.train_seconds)
