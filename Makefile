@@ -30,7 +30,7 @@ PG_CONFIG  ?= pg_config
 PG_CPPFLAGS = -I$(srcdir)/src -DFAIRSHARE_VERSION='"$(EXTVERSION)"'
 PG_CFLAGS   = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
               -Wno-sign-compare -Werror=implicit-function-declaration
-SHLIB_LINK  = -lcurl -lcrypto
+SHLIB_LINK  = -lcurl -lcrypto -lmicrohttpd
 
 EXTRA_CLEAN = $(DATA_built)
 

@@ -8,7 +8,9 @@
 # (demo/setup.sql), then tells a short story with jobs submitted by INSERT
 # (demo/story.py): a timeline of placements, borrowing, reclaim and
 # preemption with their reasons, queue snapshots, explain(), and the
-# dashboard views.  It ends with a chart of the instances each share held
+# dashboard views.  Then the seed article's notebook runs through boto3
+# against the same cluster's AWS Batch API (test/api_admin/notebook.py).
+# It ends with a chart of the instances each share held
 # (demo/chart.py, SVG), stops everything it started, removes its temporary
 # files (also on Ctrl-C or an error), and says how to run the same setup
 # on real SageMaker.  The story takes about 90 s.
@@ -81,7 +83,8 @@ fs_emulator_start "$work" --time-scale "$time_scale" || fail "the emulator did n
 # the emulator's credentials, a 200 ms poll.  The demo adds a higher API
 # rate so that ~20 jobs in SageMaker are each described several times a
 # second.
-fs_e2e_cluster "$work/cluster" "fairshare.api_rate_limit = 100" 2> "$work/create.log" || {
+api_port=$(fs_free_port) || fail "no free port for the AWS Batch API"
+fs_e2e_cluster "$work/cluster" "fairshare.api_rate_limit = 100" "fairshare.api_port = $api_port" 2> "$work/create.log" || {
 	cat "$work/create.log" >&2; fail "the cluster did not start"; }
 # pg_cron lives in the cron database (postgres); with it there, fairshare's
 # housekeeping jobs (utilisation history, alerts, retention) get scheduled.
@@ -113,6 +116,27 @@ if [ "$rc" = 130 ]; then
 fi
 [ "$rc" = 124 ] && fail "the story took more than 600 s; the timeline so far is in $out/timeline.txt"
 [ "$rc" = 0 ] || fail "the story stopped early (exit $rc); the timeline so far is in $out/timeline.txt"
+
+echo
+step "The seed's notebook through boto3, against the AWS Batch API on 127.0.0.1:$api_port"
+boto_python=${FS_BOTO_PYTHON:-python3}
+if "$boto_python" -c 'import boto3' 2> /dev/null; then
+	fs_sql "$work/cluster" "CREATE ROLE demo_admin LOGIN IN ROLE fairshare_admin" > /dev/null &&
+		fs_sql "$work/cluster" "CREATE ROLE demo_user LOGIN IN ROLE fairshare_submitter" > /dev/null ||
+		fail "could not create the API's roles"
+	admin_key=$(fs_sql "$work/cluster" "SELECT access_key_id || ':' || secret_access_key FROM fairshare.create_api_key('demo_admin')")
+	user_key=$(fs_sql "$work/cluster" "SELECT access_key_id || ':' || secret_access_key FROM fairshare.create_api_key('demo_user')")
+	printf '   %s(boto3.client("batch", endpoint_url="http://127.0.0.1:%s") with keys of an admin and a submitter)%s\n' \
+		"$dim" "$api_port" "$off"
+	nb_rc=0
+	timeout --foreground -s INT 300 "$boto_python" "$top/test/api_admin/notebook.py" --show \
+		--endpoint "http://127.0.0.1:$api_port" --admin "$admin_key" --submitter "$user_key" \
+		--train-seconds 150 --timeout 120 > "$work/notebook.log" 2>&1 || nb_rc=$?
+	sed 's/^/   /' "$work/notebook.log"
+	[ "$nb_rc" = 0 ] || fail "the notebook's calls failed (exit $nb_rc, see above)"
+else
+	echo "   (skipped: $boto_python has no boto3; set FS_BOTO_PYTHON to a Python that has it)"
+fi
 
 echo
 step "The chart of instances held per share over time: $out/shares.svg"

@@ -16,6 +16,7 @@
 #include <ctype.h>
 
 #include "aws/credentials.h"
+#include "api/api.h"
 #include "aws/sagemaker_client.h"
 #include "fairshare.h"
 #include "tables/config_cache.h"
@@ -39,6 +40,16 @@ int			fairshare_starvation_seconds = 3600;
 int			fairshare_backfill_allowance_s = 1800;
 int			fairshare_checkpoint_interval_s = 1800;
 int			fairshare_retention_s = 30 * 86400;
+int			fairshare_api_port = 0;
+char	   *fairshare_api_listen_addresses = NULL;
+char	   *fairshare_api_tls_cert_file = NULL;
+char	   *fairshare_api_tls_key_file = NULL;
+char	   *fairshare_api_account_id = NULL;
+int			fairshare_api_max_body_size = 64 * 1024;
+int			fairshare_api_max_header_size = 16 * 1024;
+int			fairshare_api_max_connections = 64;
+int			fairshare_api_idle_timeout_s = 30;
+int			fairshare_api_key_requests_per_second = 200;
 
 void		_PG_init(void);
 
@@ -121,6 +132,36 @@ check_database(char **newval, void **extra, GucSource source)
 	if (len == 0 || len >= NAMEDATALEN)
 	{
 		GUC_check_errmsg("fairshare.database must be a database name of 1 to %d bytes", NAMEDATALEN - 1);
+		return false;
+	}
+	return true;
+}
+
+/* An AWS account id: twelve digits, as in every ARN the API hands out. */
+static bool
+check_api_account_id(char **newval, void **extra, GucSource source)
+{
+	const char *p = *newval;
+
+	if (strlen(p) != 12 || strspn(p, "0123456789") != 12)
+	{
+		GUC_check_errmsg("fairshare.api_account_id must be twelve digits");
+		GUC_check_errhint("It appears in the ARNs of the AWS Batch API, e.g. 000000000000.");
+		return false;
+	}
+	return true;
+}
+
+/* The API's listen addresses: IP literals, localhost or *, comma-separated. */
+static bool
+check_api_listen_addresses(char **newval, void **extra, GucSource source)
+{
+	const char *why = fairshare_api_listen_addresses_problem(*newval);
+
+	if (why != NULL)
+	{
+		GUC_check_errmsg("fairshare.api_listen_addresses is refused: %s", why);
+		GUC_check_errhint("Give IP addresses, localhost or *, separated by commas, e.g. '127.0.0.1, ::1'.");
 		return false;
 	}
 	return true;
@@ -225,6 +266,67 @@ _PG_init(void)
 							&fairshare_retention_s, 30 * 86400, 3600, INT_MAX,
 							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
 
+	/* The AWS Batch API server (src/api/, docs/api.md). */
+	DefineCustomIntVariable("fairshare.api_port",
+							"TCP port of the AWS Batch API server; 0 turns it off.",
+							NULL,
+							&fairshare_api_port, 0, 0, 65535,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomStringVariable("fairshare.api_listen_addresses",
+							   "Addresses the AWS Batch API server listens on.",
+							   "Any address outside loopback needs fairshare.api_tls_cert_file and fairshare.api_tls_key_file.",
+							   &fairshare_api_listen_addresses, "127.0.0.1",
+							   PGC_SIGHUP, 0, check_api_listen_addresses, NULL, NULL);
+
+	DefineCustomStringVariable("fairshare.api_tls_cert_file",
+							   "PEM certificate (chain) the AWS Batch API server presents; set with api_tls_key_file for HTTPS.",
+							   NULL,
+							   &fairshare_api_tls_cert_file, "",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
+
+	DefineCustomStringVariable("fairshare.api_tls_key_file",
+							   "PEM private key of the AWS Batch API server's certificate.",
+							   NULL,
+							   &fairshare_api_tls_key_file, "",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
+
+	DefineCustomStringVariable("fairshare.api_account_id",
+							   "Account id in the ARNs of the AWS Batch API.",
+							   NULL,
+							   &fairshare_api_account_id, "000000000000",
+							   PGC_SIGHUP, 0, check_api_account_id, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.api_max_body_size",
+							"Largest request body the AWS Batch API server accepts.",
+							"A SageMaker payload may be 10 KiB; the rest is the request around it.",
+							&fairshare_api_max_body_size, 64 * 1024, 1024, 16 * 1024 * 1024,
+							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.api_max_header_size",
+							"Most bytes of request line and headers the AWS Batch API server reads per request.",
+							NULL,
+							&fairshare_api_max_header_size, 16 * 1024, 4096, 1024 * 1024,
+							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.api_max_connections",
+							"Most client connections the AWS Batch API server serves at once.",
+							"Beyond it a connection is answered TooManyRequestsException and closed.",
+							&fairshare_api_max_connections, 64, 1, 10000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.api_idle_timeout",
+							"The AWS Batch API server closes a connection that sends nothing for this long.",
+							NULL,
+							&fairshare_api_idle_timeout_s, 30, 1, 3600,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.api_key_requests_per_second",
+							"Requests per second one API key may make; beyond it TooManyRequestsException (429).",
+							"Bursts of up to one second's worth are allowed.",
+							&fairshare_api_key_requests_per_second, 200, 1, 1000000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("fairshare");
 
 	fairshare_config_cache_init();
@@ -234,5 +336,6 @@ _PG_init(void)
 	{
 		fairshare_shared_state_init();
 		fairshare_register_dispatcher();
+		fairshare_register_api_server();
 	}
 }

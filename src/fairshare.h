@@ -31,6 +31,16 @@ extern int	fairshare_checkpoint_interval_s;
 extern int	fairshare_retention_s;
 extern int	fairshare_create_retry_limit;
 extern int	fairshare_create_retry_timeout_s;
+extern int	fairshare_api_port;
+extern char *fairshare_api_listen_addresses;
+extern char *fairshare_api_tls_cert_file;
+extern char *fairshare_api_tls_key_file;
+extern char *fairshare_api_account_id;
+extern int	fairshare_api_max_body_size;
+extern int	fairshare_api_max_header_size;
+extern int	fairshare_api_max_connections;
+extern int	fairshare_api_idle_timeout_s;
+extern int	fairshare_api_key_requests_per_second;
 
 /* 63 (SageMaker) - 8 (installation) - 19 (job id) - 2 (attempt) - 2 hyphens */
 #define FAIRSHARE_JOB_NAME_PREFIX_MAX 32

@@ -670,7 +670,8 @@ CREATE INDEX jobs_active_idx ON fairshare.jobs (service_environment, instance_ty
 	WHERE status IN ('SCHEDULED', 'STARTING', 'RUNNING');
 CREATE INDEX jobs_new_idx ON fairshare.jobs (job_id)
 	WHERE status IN ('SUBMITTED', 'PENDING');
-CREATE INDEX jobs_queue_status_idx ON fairshare.jobs (job_queue, status);
+-- (created_at, job_id: ListServiceJobs lists a queue's jobs of one status newest first.)
+CREATE INDEX jobs_queue_status_idx ON fairshare.jobs (job_queue, status, created_at, job_id);
 CREATE INDEX jobs_submitted_by_idx ON fairshare.jobs (submitted_by);
 CREATE INDEX jobs_finished_idx ON fairshare.jobs (stopped_at)
 	WHERE status IN ('SUCCEEDED', 'FAILED');

@@ -50,13 +50,22 @@ $$;
 
 -- The first evaluate_on_exit action whose on_status_reason matches, or NULL.
 -- A pattern ending in * matches by prefix; otherwise exactly (case matters).
+-- "Received status from SageMaker:" is followed by one space in the reasons
+-- fairshare writes (as AWS Batch documents them), but the SageMaker SDK's
+-- default rule reads "Received status from SageMaker:InternalServerError..."
+-- with none: on both sides, whatever white space follows that prefix counts
+-- as one space, so either form of a rule matches the same failures.
 CREATE FUNCTION fairshare.exit_action(evaluate_on_exit jsonb, status_reason text)
 RETURNS text LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT upper(r ->> 'action')
-	  FROM jsonb_array_elements(coalesce(evaluate_on_exit, '[]')) WITH ORDINALITY AS e(r, n)
-	 WHERE CASE WHEN right(r ->> 'on_status_reason', 1) = '*'
-				THEN starts_with(status_reason, left(r ->> 'on_status_reason', -1))
-				ELSE status_reason = r ->> 'on_status_reason' END
+	  FROM jsonb_array_elements(coalesce(evaluate_on_exit, '[]')) WITH ORDINALITY AS e(r, n),
+		   LATERAL (SELECT regexp_replace(r ->> 'on_status_reason', '^Received status from SageMaker:\s*',
+										  'Received status from SageMaker: ') AS pattern,
+						   regexp_replace(status_reason, '^Received status from SageMaker:\s*',
+										  'Received status from SageMaker: ') AS reason) x
+	 WHERE CASE WHEN right(x.pattern, 1) = '*'
+				THEN starts_with(x.reason, left(x.pattern, -1))
+				ELSE x.reason = x.pattern END
 	 ORDER BY n LIMIT 1
 $$;
 
@@ -333,6 +342,17 @@ BEGIN
 								j.attempts, j.attempt_duration_seconds)
 	  FROM w
 	 WHERE j.job_id = w.job_id;
+
+	-- Queue time limits (jobStateTimeLimitActions, 91_api_admin.sql): only
+	-- when some queue has one.  Then deletions of queues and quota shares
+	-- whose last jobs have stopped.
+	IF EXISTS (SELECT 1 FROM fairshare.job_state_time_limit_actions) THEN
+		PERFORM fairshare._apply_time_limit_actions();
+	END IF;
+	IF EXISTS (SELECT 1 FROM fairshare.job_queues WHERE deleting_since IS NOT NULL)
+	   OR EXISTS (SELECT 1 FROM fairshare.quota_shares WHERE deleting_since IS NOT NULL) THEN
+		PERFORM fairshare._finish_deletions();
+	END IF;
 
 	RETURN max_new IS NOT NULL AND moved >= max_new
 		AND EXISTS (SELECT 1 FROM fairshare.jobs WHERE status = 'SUBMITTED');

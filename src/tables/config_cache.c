@@ -139,7 +139,7 @@ load_queue(const char *name, QueueConfig *config)
 		elog(ERROR, "SPI_connect failed");
 	path_level = fairshare_pin_search_path();
 	values[0] = CStringGetTextDatum(name);
-	ret = SPI_execute_with_args("SELECT q.state, p.kind FROM fairshare.job_queues q "
+	ret = SPI_execute_with_args("SELECT q.state, p.kind, q.accepts_jobs FROM fairshare.job_queues q "
 								"LEFT JOIN fairshare.scheduling_policies p ON p.name = q.scheduling_policy "
 								"WHERE q.name = $1",
 								1, argtypes, values, NULL, true, 1);
@@ -157,10 +157,14 @@ load_queue(const char *name, QueueConfig *config)
 	memset(config, 0, sizeof(*config));
 	config->name = MemoryContextStrdup(cache_context, name);
 	config->enabled = strcmp(state, "ENABLED") == 0;
+	config->accepts_jobs = strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3), "t") == 0;
 	config->kind = kind == NULL ? QUEUE_FIFO :
 		strcmp(kind, "FAIR_SHARE") == 0 ? QUEUE_FAIR_SHARE : QUEUE_QUOTA_SHARE;
 	config->quota_shares = load_names("SELECT name FROM fairshare.quota_shares WHERE job_queue = $1",
 									 name, &config->n_quota_shares);
+	config->closed_quota_shares = load_names("SELECT name FROM fairshare.quota_shares "
+											 "WHERE job_queue = $1 AND NOT accepts_jobs",
+											 name, &config->n_closed_quota_shares);
 	units = load_names("SELECT DISTINCT cl.capacity_unit FROM fairshare.queue_environments qe "
 					   "JOIN fairshare.capacity_limits cl ON cl.service_environment = qe.service_environment "
 					   "WHERE qe.job_queue = $1",
@@ -212,6 +216,15 @@ fairshare_queue_has_quota_share(const QueueConfig *queue, const char *share)
 		if (strcmp(queue->quota_shares[i], share) == 0)
 			return true;
 	return false;
+}
+
+bool
+fairshare_quota_share_accepts_jobs(const QueueConfig *queue, const char *share)
+{
+	for (int i = 0; i < queue->n_closed_quota_shares; i++)
+		if (strcmp(queue->closed_quota_shares[i], share) == 0)
+			return false;
+	return true;
 }
 
 bool

@@ -19,9 +19,14 @@ typedef struct QueueConfig
 {
 	char	   *name;
 	bool		enabled;
+	/* false: the queue refuses new jobs (AWS's DISABLED, accepts_jobs) */
+	bool		accepts_jobs;
 	QueuePolicyKind kind;
 	int			n_quota_shares;
 	char	  **quota_shares;
+	/* The quota shares that refuse new jobs (accepts_jobs = false). */
+	int			n_closed_quota_shares;
+	char	  **closed_quota_shares;
 	/* Capacity units of the queue's environments: a NUM_INSTANCES limit lets
 	 * any type run; otherwise only the listed types can. */
 	bool		any_instance_type;
@@ -32,6 +37,7 @@ typedef struct QueueConfig
 /* The queue's configuration, or NULL if there is no such queue. */
 extern const QueueConfig *fairshare_lookup_queue(const char *name);
 extern bool fairshare_queue_has_quota_share(const QueueConfig *queue, const char *share);
+extern bool fairshare_quota_share_accepts_jobs(const QueueConfig *queue, const char *share);
 extern bool fairshare_queue_can_run_type(const QueueConfig *queue, const char *instance_type);
 
 /* Register the invalidation callback; called once from _PG_init. */

@@ -233,6 +233,14 @@ check_queue_and_share(const Submission *s)
 				(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
 				 errmsg("job queue \"%s\" does not exist", queue_name),
 				 errhint("SELECT name FROM fairshare.job_queues lists the queues.")));
+	if (!queue->accepts_jobs)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("job queue \"%s\" does not accept new jobs", queue_name),
+				 errdetail("Its accepts_jobs is false (DISABLED through the AWS Batch API, or being deleted); "
+						   "the jobs already in it still run."),
+				 errhint("Enable it (UPDATE fairshare.job_queues SET accepts_jobs = true, or UpdateJobQueue "
+						 "with state ENABLED), or submit to another queue.")));
 
 	if (queue->kind == QUEUE_FAIR_SHARE)
 	{
@@ -265,6 +273,14 @@ check_queue_and_share(const Submission *s)
 					(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
 					 errmsg("quota share \"%s\" does not exist in job queue \"%s\"",
 							quota_share, queue_name)));
+		if (!fairshare_quota_share_accepts_jobs(queue, quota_share))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("quota share \"%s\" of job queue \"%s\" does not accept new jobs",
+							quota_share, queue_name),
+					 errdetail("Its accepts_jobs is false (DISABLED through the AWS Batch API, or being deleted); "
+							   "the jobs already in it still run."),
+					 errhint("Enable it (UpdateQuotaShare with state ENABLED), or submit to another share.")));
 	}
 	else if (quota_share != NULL)
 		ereport(ERROR,

@@ -3,7 +3,7 @@
 # install the extension.  Source it; call fs_setup.
 
 FS_APT_PACKAGES="postgresql-15 postgresql-server-dev-15 postgresql-15-cron \
-libcurl4-openssl-dev libssl-dev libipc-run-perl python3-botocore make gcc"
+libcurl4-openssl-dev libssl-dev libmicrohttpd-dev libipc-run-perl python3-botocore make gcc"
 
 fs_ensure_packages() {
 	local missing=""

@@ -1,0 +1,714 @@
+-- 90_api.sql — the AWS Batch API: its keys, and the service-job operations
+-- (SubmitServiceJob, DescribeServiceJob, ListServiceJobs, UpdateServiceJob,
+-- TerminateServiceJob, GetJobQueueSnapshot) as the functions the API
+-- server (src/api/) calls, as the key's role, with the request's JSON.
+-- docs/api.md describes the mapping between AWS's fields and fairshare's.
+
+------------------------------------------------------------------------------
+-- API keys
+------------------------------------------------------------------------------
+
+-- SigV4 needs the secret itself to recompute a signature, so the secret is
+-- stored as is -- in a table only the catalog's owner (and superusers) can
+-- read; admins may list the other columns.  A request signed with a key
+-- runs as the key's role.
+CREATE TABLE fairshare.api_keys (
+	access_key_id		text PRIMARY KEY CHECK (access_key_id ~ '^[A-Z0-9]{16,128}$'),
+	role				regrole NOT NULL,
+	secret_access_key	text NOT NULL,
+	created_at			timestamptz NOT NULL DEFAULT now(),
+	disabled_at			timestamptz
+);
+COMMENT ON TABLE fairshare.api_keys IS
+	'Keys of the AWS Batch API: a request signed with one runs as its role.  '
+	'Made by fairshare.create_api_key(), turned off by fairshare.disable_api_key(); '
+	'secret_access_key is readable by the catalog owner only.';
+REVOKE ALL ON fairshare.api_keys FROM PUBLIC;
+GRANT SELECT (access_key_id, role, created_at, disabled_at) ON fairshare.api_keys TO fairshare_admin;
+SELECT pg_catalog.pg_extension_config_dump('fairshare.api_keys'::regclass, '');
+
+-- A new key for a role; the secret is shown this once.  The role must be
+-- a member of fairshare_admin, fairshare_submitter or fairshare_viewer, and
+-- neither a superuser nor exempt from row-level security: the API acts
+-- with exactly the role's rights, and never with those.
+CREATE FUNCTION fairshare.create_api_key(role name)
+RETURNS TABLE (access_key_id text, secret_access_key text)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	r pg_catalog.pg_roles;
+	key_id text;
+	secret text;
+BEGIN
+	IF create_api_key.role IS NULL THEN
+		PERFORM fairshare._reject('22023', 'role is required', 'fairshare.create_api_key(''alice'')');
+	END IF;
+	SELECT * INTO r FROM pg_catalog.pg_roles WHERE rolname = create_api_key.role;
+	IF NOT FOUND THEN
+		PERFORM fairshare._reject('22023', format('role "%s" does not exist', create_api_key.role));
+	END IF;
+	IF r.rolsuper OR r.rolbypassrls THEN
+		PERFORM fairshare._reject('42501',
+			format('role "%s" is a superuser or bypasses row-level security: the API does not act as such roles', r.rolname),
+			'Make a key for a role with only fairshare''s grants.');
+	END IF;
+	IF NOT (pg_has_role(r.oid, 'fairshare_admin', 'MEMBER') OR pg_has_role(r.oid, 'fairshare_submitter', 'MEMBER')
+			OR pg_has_role(r.oid, 'fairshare_viewer', 'MEMBER')) THEN
+		PERFORM fairshare._reject('22023',
+			format('role "%s" is not a member of fairshare_admin, fairshare_submitter or fairshare_viewer', r.rolname),
+			format('GRANT fairshare_submitter TO %I, then make its key.', r.rolname));
+	END IF;
+	-- 20 upper-case characters and 40 of base64, from gen_random_uuid()'s
+	-- strong randomness (122 bits each).
+	key_id := 'FSAK' || upper(substr(encode(sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')), 'hex'), 1, 16));
+	secret := substr(encode(sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8'))
+							|| sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')), 'base64'), 1, 40);
+	INSERT INTO fairshare.api_keys (access_key_id, role, secret_access_key)
+	VALUES (key_id, r.oid::regrole, secret);
+	access_key_id := key_id;
+	secret_access_key := secret;
+	RETURN NEXT;
+END
+$$;
+COMMENT ON FUNCTION fairshare.create_api_key(name) IS
+	'A new AWS Batch API key acting as the role; returns the access key id and the secret, shown only this once.';
+
+CREATE FUNCTION fairshare.disable_api_key(access_key_id text)
+RETURNS boolean LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM fairshare.api_keys k WHERE k.access_key_id = disable_api_key.access_key_id) THEN
+		PERFORM fairshare._reject('P0002', format('API key "%s" does not exist', disable_api_key.access_key_id));
+	END IF;
+	UPDATE fairshare.api_keys k SET disabled_at = now()
+	 WHERE k.access_key_id = disable_api_key.access_key_id AND k.disabled_at IS NULL;
+	RETURN FOUND;
+END
+$$;
+COMMENT ON FUNCTION fairshare.disable_api_key(text) IS
+	'Turn an AWS Batch API key off for good; returns false when it already was.';
+
+REVOKE ALL ON FUNCTION fairshare.create_api_key(name), fairshare.disable_api_key(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairshare.create_api_key(name), fairshare.disable_api_key(text) TO fairshare_admin;
+
+------------------------------------------------------------------------------
+-- What the API adds to a job
+------------------------------------------------------------------------------
+
+-- One row per job submitted through the API: its clientToken and the hash
+-- of its request (idempotency: the same role, token and request within 8
+-- hours return the same job), and the TrainingJobName of its payload
+-- (fairshare names every attempt itself; DescribeServiceJob gives the
+-- payload back as it was sent).
+CREATE TABLE fairshare.api_submissions (
+	job_id				bigint PRIMARY KEY REFERENCES fairshare.jobs (job_id) ON DELETE CASCADE,
+	submitter_oid		oid NOT NULL,
+	client_token		text CHECK (length(client_token) BETWEEN 1 AND 64),
+	request_hash		text NOT NULL,
+	training_job_name	text,
+	created_at			timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE fairshare.api_submissions IS
+	'Jobs submitted through the AWS Batch API: clientToken and request hash (idempotency for 8 hours), '
+	'and the TrainingJobName the payload carried.';
+CREATE INDEX api_submissions_token_idx ON fairshare.api_submissions (submitter_oid, client_token, created_at)
+	WHERE client_token IS NOT NULL;
+ALTER TABLE fairshare.api_submissions ENABLE ROW LEVEL SECURITY;
+CREATE POLICY admin_all ON fairshare.api_submissions TO fairshare_admin USING (true) WITH CHECK (true);
+CREATE POLICY submitter_own ON fairshare.api_submissions FOR SELECT TO fairshare_submitter
+	USING (submitter_oid = fairshare._current_role_oid());
+-- A submitter records only its own jobs (the subquery sees them through
+-- the jobs' row-level security).
+CREATE POLICY submitter_insert_own ON fairshare.api_submissions FOR INSERT TO fairshare_submitter
+	WITH CHECK (submitter_oid = fairshare._current_role_oid()
+				AND EXISTS (SELECT 1 FROM fairshare.jobs j WHERE j.job_id = api_submissions.job_id));
+GRANT SELECT, INSERT, DELETE ON fairshare.api_submissions TO fairshare_admin;
+GRANT SELECT, INSERT ON fairshare.api_submissions TO fairshare_submitter;
+SELECT pg_catalog.pg_extension_config_dump('fairshare.api_submissions'::regclass, '');
+
+-- ListServiceJobs lists newest first within a queue: by status (no filter,
+-- or a share filter), by creation time (the time filters), by name (the
+-- JOB_NAME filter).  jobs_queue_status_idx (10_catalog.sql) carries
+-- created_at and job_id for the first.
+CREATE INDEX jobs_queue_created_idx ON fairshare.jobs (job_queue, created_at, job_id);
+CREATE INDEX jobs_queue_name_idx ON fairshare.jobs (job_queue, lower(job_name) text_pattern_ops);
+
+------------------------------------------------------------------------------
+-- Reading requests
+------------------------------------------------------------------------------
+
+-- Refuse members the operation does not have (a misspelt field would
+-- otherwise be silently ignored).
+CREATE FUNCTION fairshare._api_job_members(request jsonb, allowed text[], what text)
+RETURNS void LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	k text;
+BEGIN
+	IF request IS NULL OR jsonb_typeof(request) <> 'object' THEN
+		PERFORM fairshare._reject('22023', format('%s must be a JSON object', what));
+	END IF;
+	SELECT m INTO k FROM jsonb_object_keys(request) m WHERE m <> ALL (allowed) ORDER BY m LIMIT 1;
+	IF FOUND THEN
+		PERFORM fairshare._reject('22023', format('unknown member "%s" in %s', k, what),
+			format('%s takes %s.', what, array_to_string(allowed, ', ')));
+	END IF;
+END
+$$;
+
+CREATE FUNCTION fairshare._api_job_string(request jsonb, member text, required boolean DEFAULT false)
+RETURNS text LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	v jsonb := request -> member;
+BEGIN
+	IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+		IF required THEN
+			PERFORM fairshare._reject('22023', format('%s is required', member));
+		END IF;
+		RETURN NULL;
+	END IF;
+	IF jsonb_typeof(v) <> 'string' THEN
+		PERFORM fairshare._reject('22023', format('%s must be a string, not %s', member, jsonb_typeof(v)));
+	END IF;
+	RETURN v #>> '{}';
+END
+$$;
+
+CREATE FUNCTION fairshare._api_job_integer(request jsonb, member text, required boolean DEFAULT false)
+RETURNS integer LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	v jsonb := request -> member;
+	n numeric;
+BEGIN
+	IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+		IF required THEN
+			PERFORM fairshare._reject('22023', format('%s is required', member));
+		END IF;
+		RETURN NULL;
+	END IF;
+	IF jsonb_typeof(v) <> 'number' THEN
+		PERFORM fairshare._reject('22023', format('%s must be an integer, not %s', member, jsonb_typeof(v)));
+	END IF;
+	n := v::text::numeric;
+	IF n <> trunc(n) OR n NOT BETWEEN -2147483648 AND 2147483647 THEN
+		PERFORM fairshare._reject('22023', format('%s must be an integer, not %s', member, v));
+	END IF;
+	RETURN n::integer;
+END
+$$;
+
+CREATE FUNCTION fairshare._api_job_json(request jsonb, member text, json_type text, required boolean DEFAULT false)
+RETURNS jsonb LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	v jsonb := request -> member;
+BEGIN
+	IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+		IF required THEN
+			PERFORM fairshare._reject('22023', format('%s is required', member));
+		END IF;
+		RETURN NULL;
+	END IF;
+	IF jsonb_typeof(v) <> json_type THEN
+		PERFORM fairshare._reject('22023', format('%s must be a JSON %s, not %s', member, json_type, jsonb_typeof(v)));
+	END IF;
+	RETURN v;
+END
+$$;
+
+-- The job a jobId (decimal id or service-job ARN) names, as the caller
+-- sees it; P0002 when it sees none.
+CREATE FUNCTION fairshare._api_job(request jsonb)
+RETURNS fairshare.jobs LANGUAGE plpgsql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	id text := fairshare._api_resource_name('service-job', fairshare._api_job_string(request, 'jobId', true), 'jobId');
+	j fairshare.jobs;
+BEGIN
+	IF id ~ '^[0-9]{1,18}$' THEN
+		SELECT * INTO j FROM fairshare.jobs WHERE job_id = id::bigint;
+	END IF;
+	IF j.job_id IS NULL THEN
+		PERFORM fairshare._reject('P0002', format('service job %s does not exist', id),
+			'A submitter''s key sees only the jobs its role submitted.');
+	END IF;
+	RETURN j;
+END
+$$;
+
+------------------------------------------------------------------------------
+-- SubmitServiceJob
+------------------------------------------------------------------------------
+
+-- AWS documents retry rules against "Received status from SageMaker: <reason>"
+-- while the SageMaker SDK's default rule reads "...SageMaker:<reason>" (no
+-- space); fairshare.exit_action() (40_scheduler.sql) treats both the same.
+CREATE FUNCTION fairshare._api_submit_service_job(request jsonb)
+RETURNS jsonb LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	job_name text;
+	queue text;
+	payload_text text;
+	payload jsonb;
+	training_job_name text;
+	retry jsonb;
+	attempts integer;
+	rules jsonb;
+	rule jsonb;
+	action text;
+	preemption jsonb;
+	preemption_retries integer;
+	timeout jsonb;
+	duration integer;
+	token text;
+	hash text;
+	me oid := fairshare._current_role_oid();
+	prev record;
+	new_id bigint;
+BEGIN
+	PERFORM fairshare._api_job_members(request, ARRAY['jobName', 'jobQueue', 'retryStrategy', 'schedulingPriority',
+		'serviceRequestPayload', 'serviceJobType', 'shareIdentifier', 'quotaShareName', 'preemptionConfiguration',
+		'timeoutConfig', 'tags', 'clientToken'], 'SubmitServiceJob');
+	job_name := fairshare._api_job_string(request, 'jobName', true);
+	queue := fairshare._api_resource_name('job-queue', fairshare._api_job_string(request, 'jobQueue', true), 'jobQueue');
+	IF fairshare._api_job_string(request, 'serviceJobType', true) <> 'SAGEMAKER_TRAINING' THEN
+		PERFORM fairshare._reject('22023', format('serviceJobType %s is not supported', request -> 'serviceJobType'),
+			'fairshare runs SAGEMAKER_TRAINING service jobs.');
+	END IF;
+	payload_text := fairshare._api_job_string(request, 'serviceRequestPayload', true);
+	BEGIN
+		payload := payload_text::jsonb;
+	EXCEPTION WHEN invalid_text_representation OR untranslatable_character OR character_not_in_repertoire THEN
+		PERFORM fairshare._reject('22023', 'serviceRequestPayload is not valid JSON',
+			'It is the CreateTrainingJob request, as a JSON string.');
+	END;
+	IF jsonb_typeof(payload) IS DISTINCT FROM 'object' THEN
+		PERFORM fairshare._reject('22023', 'serviceRequestPayload must be a JSON object: the CreateTrainingJob request');
+	END IF;
+	-- The SDK puts a TrainingJobName in; fairshare names each attempt itself.
+	training_job_name := fairshare._api_job_string(payload, 'TrainingJobName');
+	payload := payload - 'TrainingJobName';
+
+	retry := fairshare._api_job_json(request, 'retryStrategy', 'object');
+	IF retry IS NOT NULL THEN
+		PERFORM fairshare._api_job_members(retry, ARRAY['attempts', 'evaluateOnExit'], 'retryStrategy');
+		attempts := fairshare._api_job_integer(retry, 'attempts', true);
+		IF attempts NOT BETWEEN 1 AND 10 THEN
+			PERFORM fairshare._reject('22023', format('retryStrategy.attempts %s is out of range', attempts),
+				'attempts is from 1 to 10.');
+		END IF;
+		FOR rule IN SELECT * FROM jsonb_array_elements(coalesce(fairshare._api_job_json(retry, 'evaluateOnExit', 'array'), '[]'))
+		LOOP
+			PERFORM fairshare._api_job_members(rule, ARRAY['action', 'onStatusReason'], 'an evaluateOnExit rule');
+			action := upper(fairshare._api_job_string(rule, 'action', true));
+			IF action NOT IN ('RETRY', 'EXIT') THEN
+				PERFORM fairshare._reject('22023', format('evaluateOnExit action %s is not RETRY or EXIT', rule -> 'action'));
+			END IF;
+			rules := coalesce(rules, '[]') || jsonb_build_array(jsonb_build_object(
+				'action', action, 'on_status_reason', coalesce(fairshare._api_job_string(rule, 'onStatusReason'), '*')));
+		END LOOP;
+	END IF;
+	preemption := fairshare._api_job_json(request, 'preemptionConfiguration', 'object');
+	IF preemption IS NOT NULL THEN
+		PERFORM fairshare._api_job_members(preemption, ARRAY['preemptionRetriesBeforeTermination'], 'preemptionConfiguration');
+		preemption_retries := fairshare._api_job_integer(preemption, 'preemptionRetriesBeforeTermination');
+	END IF;
+	timeout := fairshare._api_job_json(request, 'timeoutConfig', 'object');
+	IF timeout IS NOT NULL THEN
+		PERFORM fairshare._api_job_members(timeout, ARRAY['attemptDurationSeconds'], 'timeoutConfig');
+		duration := fairshare._api_job_integer(timeout, 'attemptDurationSeconds');
+	END IF;
+	PERFORM fairshare._api_job_json(request, 'tags', 'object');
+	PERFORM fairshare._api_job_integer(request, 'schedulingPriority');
+
+	-- Idempotency: a retried request (same role, token and request) gets the
+	-- job its first try made; the lock orders two tries that race.
+	token := fairshare._api_job_string(request, 'clientToken');
+	hash := encode(sha256(convert_to((request - 'clientToken')::text, 'UTF8')), 'hex');
+	IF token IS NOT NULL THEN
+		IF length(token) NOT BETWEEN 1 AND 64 THEN
+			PERFORM fairshare._reject('22023', 'clientToken is 1 to 64 characters');
+		END IF;
+		PERFORM pg_advisory_xact_lock(hashtextextended(me::text || '/' || token, 26227));
+		SELECT s.job_id, s.request_hash, j.job_name INTO prev
+		  FROM fairshare.api_submissions s JOIN fairshare.jobs j USING (job_id)
+		 WHERE s.submitter_oid = me AND s.client_token = token AND s.created_at > now() - interval '8 hours'
+		 ORDER BY s.created_at DESC LIMIT 1;
+		IF FOUND THEN
+			IF prev.request_hash <> hash THEN
+				PERFORM fairshare._reject('22023',
+					format('clientToken "%s" was already used for another request (job %s)', token, prev.job_id),
+					'Use a new clientToken for a new request.');
+			END IF;
+			RETURN jsonb_build_object('jobArn', fairshare._api_arn('service-job', prev.job_id::text),
+									  'jobName', prev.job_name, 'jobId', prev.job_id::text);
+		END IF;
+	END IF;
+
+	INSERT INTO fairshare.jobs (job_name, job_queue, share_identifier, quota_share, scheduling_priority, request,
+								retry_attempts, evaluate_on_exit, preemption_retries, attempt_duration_seconds, tags)
+	VALUES (job_name, queue, fairshare._api_job_string(request, 'shareIdentifier'),
+			fairshare._api_job_string(request, 'quotaShareName'),
+			coalesce(fairshare._api_job_integer(request, 'schedulingPriority'), 0), payload,
+			coalesce(attempts, 1), rules, preemption_retries, duration, request -> 'tags')
+	RETURNING jobs.job_id INTO new_id;
+	INSERT INTO fairshare.api_submissions (job_id, submitter_oid, client_token, request_hash, training_job_name)
+	VALUES (new_id, me, token, hash, training_job_name);
+	RETURN jsonb_build_object('jobArn', fairshare._api_arn('service-job', new_id::text),
+							  'jobName', job_name, 'jobId', new_id::text);
+END
+$$;
+
+------------------------------------------------------------------------------
+-- DescribeServiceJob, ListServiceJobs
+------------------------------------------------------------------------------
+
+CREATE FUNCTION fairshare._api_resource_id(arn text)
+RETURNS jsonb LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT CASE WHEN arn IS NOT NULL THEN jsonb_build_object('name', 'TrainingJobArn', 'value', arn) END
+$$;
+
+-- The ARN of the job's latest training job, if SageMaker has made one.
+CREATE FUNCTION fairshare._api_latest_attempt(j fairshare.jobs)
+RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT CASE WHEN arn IS NOT NULL THEN jsonb_build_object('serviceResourceId', fairshare._api_resource_id(arn)) END
+	  FROM (SELECT coalesce(j.training_job_arn,
+							(SELECT a.training_job_arn FROM fairshare.job_attempts a
+							  WHERE a.job_id = j.job_id AND a.training_job_arn IS NOT NULL
+							  ORDER BY a.attempt DESC LIMIT 1)) AS arn) x
+$$;
+
+CREATE FUNCTION fairshare._api_capacity_usage(j fairshare.jobs)
+RETURNS jsonb LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT jsonb_build_array(jsonb_build_object('capacityUnit', coalesce(j.instance_type, j.instance_types[1]),
+												'quantity', j.instance_count))
+$$;
+
+-- The summary ListServiceJobs gives of a job.
+CREATE FUNCTION fairshare._api_job_summary(j fairshare.jobs)
+RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT jsonb_strip_nulls(jsonb_build_object(
+		'latestAttempt', fairshare._api_latest_attempt(j),
+		'capacityUsage', fairshare._api_capacity_usage(j),
+		'createdAt', fairshare._api_epoch_ms(j.created_at),
+		'jobArn', fairshare._api_arn('service-job', j.job_id::text),
+		'jobId', j.job_id::text,
+		'jobName', j.job_name,
+		'scheduledAt', fairshare._api_epoch_ms(j.scheduled_at),
+		'serviceJobType', 'SAGEMAKER_TRAINING',
+		'shareIdentifier', j.share_identifier,
+		'quotaShareName', j.quota_share,
+		'status', j.status,
+		'statusReason', j.status_reason,
+		'startedAt', fairshare._api_epoch_ms(j.started_at),
+		'stoppedAt', fairshare._api_epoch_ms(j.stopped_at)))
+$$;
+
+CREATE FUNCTION fairshare._api_describe_service_job(request jsonb)
+RETURNS jsonb LANGUAGE plpgsql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	j fairshare.jobs;
+	payload_name text;
+	attempts jsonb;
+	preempted jsonb;
+BEGIN
+	PERFORM fairshare._api_job_members(request, ARRAY['jobId'], 'DescribeServiceJob');
+	j := fairshare._api_job(request);
+	SELECT s.training_job_name INTO payload_name FROM fairshare.api_submissions s WHERE s.job_id = j.job_id;
+	SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+			'serviceResourceId', fairshare._api_resource_id(a.training_job_arn),
+			'startedAt', fairshare._api_epoch_ms(coalesce(a.started_at, a.created_at)),
+			'stoppedAt', fairshare._api_epoch_ms(a.stopped_at),
+			'statusReason', a.status_reason)) ORDER BY a.attempt)
+	  INTO attempts FROM fairshare.job_attempts a WHERE a.job_id = j.job_id;
+	SELECT jsonb_agg(x.o ORDER BY x.attempt) INTO preempted
+	  FROM (SELECT a.attempt, jsonb_strip_nulls(jsonb_build_object(
+					'serviceResourceId', fairshare._api_resource_id(a.training_job_arn),
+					'startedAt', fairshare._api_epoch_ms(coalesce(a.started_at, a.created_at)),
+					'stoppedAt', fairshare._api_epoch_ms(a.stopped_at),
+					'statusReason', a.status_reason)) AS o
+			  FROM fairshare.job_attempts a
+			 WHERE a.job_id = j.job_id AND a.outcome = 'PREEMPTED'
+			 ORDER BY a.attempt DESC LIMIT 5) x;
+	RETURN jsonb_strip_nulls(jsonb_build_object(
+		'attempts', coalesce(attempts, '[]'),
+		'capacityUsage', fairshare._api_capacity_usage(j),
+		'createdAt', fairshare._api_epoch_ms(j.created_at),
+		'isTerminated', coalesce(j.stop_kind = 'TERMINATE', false)
+						OR (j.status = 'FAILED' AND coalesce(starts_with(j.status_reason, 'Terminated by '), false)),
+		'jobArn', fairshare._api_arn('service-job', j.job_id::text),
+		'jobId', j.job_id::text,
+		'jobName', j.job_name,
+		'jobQueue', fairshare._api_arn('job-queue', j.job_queue),
+		'latestAttempt', fairshare._api_latest_attempt(j),
+		'retryStrategy', jsonb_build_object('attempts', j.retry_attempts,
+			'evaluateOnExit', (SELECT jsonb_agg(jsonb_build_object('action', r ->> 'action', 'onStatusReason', r ->> 'on_status_reason') ORDER BY n)
+								 FROM jsonb_array_elements(j.evaluate_on_exit) WITH ORDINALITY AS e(r, n))),
+		'scheduledAt', fairshare._api_epoch_ms(j.scheduled_at),
+		'schedulingPriority', j.scheduling_priority,
+		'serviceRequestPayload', (CASE WHEN payload_name IS NOT NULL
+									   THEN j.request || jsonb_build_object('TrainingJobName', payload_name)
+									   ELSE j.request END)::text,
+		'serviceJobType', 'SAGEMAKER_TRAINING',
+		'shareIdentifier', j.share_identifier,
+		'quotaShareName', j.quota_share,
+		'preemptionConfiguration', CASE WHEN j.preemption_retries IS NOT NULL
+			THEN jsonb_build_object('preemptionRetriesBeforeTermination', j.preemption_retries) END,
+		'preemptionSummary', CASE WHEN j.preemptions > 0
+			THEN jsonb_build_object('preemptedAttemptCount', j.preemptions, 'recentPreemptedAttempts', coalesce(preempted, '[]')) END,
+		'startedAt', fairshare._api_epoch_ms(j.started_at),
+		'status', j.status,
+		'statusReason', j.status_reason,
+		'stoppedAt', fairshare._api_epoch_ms(j.stopped_at),
+		'tags', j.tags,
+		'timeoutConfig', CASE WHEN j.attempt_duration_seconds IS NOT NULL
+			THEN jsonb_build_object('attemptDurationSeconds', j.attempt_duration_seconds) END));
+END
+$$;
+
+-- AWS's rules: no status lists RUNNING jobs; a JOB_NAME or time filter
+-- lists every status (jobStatus is ignored); SHARE_IDENTIFIER and
+-- QUOTA_SHARE_NAME combine with jobStatus (RUNNING when none).  One filter
+-- at a time, one value.  Newest first; the nextToken is the last job's
+-- (created_at, job_id) with a digest of the query, so that a token is
+-- refused with another query.
+CREATE FUNCTION fairshare._api_list_service_jobs(request jsonb)
+RETURNS jsonb LANGUAGE plpgsql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	queue text;
+	status text := fairshare._api_job_string(request, 'jobStatus');
+	max_results integer := coalesce(fairshare._api_job_integer(request, 'maxResults'), 100);
+	token text := fairshare._api_job_string(request, 'nextToken');
+	filters jsonb := fairshare._api_job_json(request, 'filters', 'array');
+	filter_name text;
+	filter_value text;
+	after_created timestamptz;
+	after_id bigint;
+	digest text;
+	decoded text[];
+	cond text := 'true';
+	rows jsonb;
+	n integer;
+	page fairshare.jobs[];
+BEGIN
+	PERFORM fairshare._api_job_members(request, ARRAY['jobQueue', 'jobStatus', 'maxResults', 'nextToken', 'filters'],
+		'ListServiceJobs');
+	IF request ? 'jobQueue' AND jsonb_typeof(request -> 'jobQueue') <> 'null' THEN
+		queue := fairshare._api_resource_name('job-queue', fairshare._api_job_string(request, 'jobQueue'), 'jobQueue');
+		IF NOT EXISTS (SELECT 1 FROM fairshare.job_queues q WHERE q.name = queue) THEN
+			PERFORM fairshare._reject('P0002', format('job queue %s does not exist', queue));
+		END IF;
+	END IF;
+	IF status IS NOT NULL AND status NOT IN ('SUBMITTED', 'PENDING', 'RUNNABLE', 'SCHEDULED', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED') THEN
+		PERFORM fairshare._reject('22023', format('jobStatus "%s" is not a service job status', status),
+			'SUBMITTED, PENDING, RUNNABLE, SCHEDULED, STARTING, RUNNING, SUCCEEDED or FAILED.');
+	END IF;
+	IF max_results NOT BETWEEN 1 AND 100 THEN
+		PERFORM fairshare._reject('22023', format('maxResults %s is out of range', max_results), 'maxResults is from 1 to 100.');
+	END IF;
+	IF filters IS NOT NULL AND jsonb_array_length(filters) > 1 THEN
+		PERFORM fairshare._reject('22023', 'only one filter can be used at a time');
+	END IF;
+	IF filters IS NOT NULL AND jsonb_array_length(filters) = 1 THEN
+		PERFORM fairshare._api_job_members(filters -> 0, ARRAY['name', 'values'], 'a filter');
+		filter_name := fairshare._api_job_string(filters -> 0, 'name', true);
+		IF jsonb_typeof(filters -> 0 -> 'values') IS DISTINCT FROM 'array' OR jsonb_array_length(filters -> 0 -> 'values') <> 1
+		   OR jsonb_typeof(filters -> 0 -> 'values' -> 0) <> 'string' THEN
+			PERFORM fairshare._reject('22023', format('filter %s takes exactly one string value', filter_name));
+		END IF;
+		filter_value := filters -> 0 -> 'values' ->> 0;
+		IF filter_name = 'JOB_NAME' THEN
+			cond := CASE WHEN right(filter_value, 1) = '*'
+						 THEN format('lower(j.job_name) LIKE %L', replace(replace(replace(lower(left(filter_value, -1)), '\', '\\'), '%', '\%'), '_', '\_') || '%')
+						 ELSE format('lower(j.job_name) = %L', lower(filter_value)) END;
+			status := NULL;
+		ELSIF filter_name IN ('BEFORE_CREATED_AT', 'AFTER_CREATED_AT') THEN
+			IF filter_value !~ '^[0-9]{1,15}$' THEN
+				PERFORM fairshare._reject('22023', format('filter %s takes milliseconds since 1970 as a decimal string', filter_name));
+			END IF;
+			-- createdAt is rounded to the millisecond: compare as it is shown
+			cond := CASE filter_name
+						WHEN 'BEFORE_CREATED_AT' THEN format('j.created_at < to_timestamp((%s - 0.5) / 1000)', filter_value)
+						ELSE format('j.created_at >= to_timestamp((%s + 0.5) / 1000)', filter_value) END;
+			status := NULL;
+		ELSIF filter_name = 'SHARE_IDENTIFIER' THEN
+			cond := format('j.share_identifier = %L', filter_value);
+			status := coalesce(status, 'RUNNING');
+		ELSIF filter_name = 'QUOTA_SHARE_NAME' THEN
+			cond := format('j.quota_share = %L', filter_value);
+			status := coalesce(status, 'RUNNING');
+		ELSE
+			PERFORM fairshare._reject('22023', format('unknown filter name "%s"', filter_name),
+				'Filters are JOB_NAME, BEFORE_CREATED_AT, AFTER_CREATED_AT, SHARE_IDENTIFIER and QUOTA_SHARE_NAME.');
+		END IF;
+	ELSE
+		status := coalesce(status, 'RUNNING');
+	END IF;
+	digest := left(md5(concat_ws('|', queue, status, cond)), 12);
+	IF token IS NOT NULL THEN
+		BEGIN
+			decoded := string_to_array(convert_from(decode(token, 'base64'), 'UTF8'), ':');
+			after_created := to_timestamp(decoded[2]::numeric / 1000000);
+			after_id := decoded[3]::bigint;
+		EXCEPTION WHEN OTHERS THEN
+			decoded := NULL;
+		END;
+		IF decoded IS NULL OR array_length(decoded, 1) <> 4 OR decoded[1] <> 'fsj1' OR decoded[4] <> digest THEN
+			PERFORM fairshare._reject('22023', 'invalid nextToken',
+				'Pass back the nextToken of the previous answer, with the same jobQueue, jobStatus and filters.');
+		END IF;
+	END IF;
+
+	EXECUTE format(
+		'SELECT array_agg(j ORDER BY j.created_at DESC, j.job_id DESC) FROM ('
+		'  SELECT * FROM fairshare.jobs j WHERE %s %s %s %s '
+		'  ORDER BY j.created_at DESC, j.job_id DESC LIMIT $5 + 1) j',
+		CASE WHEN queue IS NOT NULL THEN 'j.job_queue = $1 AND' ELSE '' END,
+		CASE WHEN status IS NOT NULL THEN 'j.status = $2::fairshare.job_status AND' ELSE '' END,
+		CASE WHEN token IS NOT NULL THEN '(j.created_at, j.job_id) < ($3, $4) AND' ELSE '' END,
+		cond)
+	INTO page
+	USING queue, status, after_created, after_id, max_results;
+	n := coalesce(array_length(page, 1), 0);
+	rows := '[]';
+	FOR i IN 1 .. least(n, max_results) LOOP
+		rows := rows || jsonb_build_array(fairshare._api_job_summary(page[i]));
+	END LOOP;
+	RETURN jsonb_strip_nulls(jsonb_build_object('jobSummaryList', rows,
+		'nextToken', CASE WHEN n > max_results THEN
+			translate(encode(convert_to(format('fsj1:%s:%s:%s',
+				(extract(epoch FROM page[max_results].created_at) * 1000000)::bigint, page[max_results].job_id, digest),
+				'UTF8'), 'base64'), E'\n', '') END));
+END
+$$;
+
+------------------------------------------------------------------------------
+-- UpdateServiceJob, TerminateServiceJob
+------------------------------------------------------------------------------
+
+CREATE FUNCTION fairshare._api_update_service_job(request jsonb)
+RETURNS jsonb LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	j fairshare.jobs;
+BEGIN
+	PERFORM fairshare._api_job_members(request, ARRAY['jobId', 'schedulingPriority'], 'UpdateServiceJob');
+	j := fairshare._api_job(request);
+	PERFORM fairshare.update_job_priority(j.job_id, fairshare._api_job_integer(request, 'schedulingPriority', true));
+	RETURN jsonb_build_object('jobArn', fairshare._api_arn('service-job', j.job_id::text),
+							  'jobName', j.job_name, 'jobId', j.job_id::text);
+END
+$$;
+
+CREATE FUNCTION fairshare._api_terminate_service_job(request jsonb)
+RETURNS jsonb LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	j fairshare.jobs;
+BEGIN
+	PERFORM fairshare._api_job_members(request, ARRAY['jobId', 'reason'], 'TerminateServiceJob');
+	j := fairshare._api_job(request);
+	PERFORM fairshare.terminate_job(j.job_id, fairshare._api_job_string(request, 'reason', true));
+	RETURN '{}'::jsonb;
+END
+$$;
+
+------------------------------------------------------------------------------
+-- GetJobQueueSnapshot
+------------------------------------------------------------------------------
+
+-- The instances a queue's jobs hold, per share and instance type, and the
+-- queue's kind: aggregates only, readable by every fairshare role (viewers
+-- read the same figures in the dashboard views).  NULL kind: no such queue.
+CREATE FUNCTION fairshare._api_queue_usage(queue text, OUT kind text, OUT usage jsonb)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	SELECT coalesce(p.kind, 'FIFO') INTO kind
+	  FROM fairshare.job_queues q LEFT JOIN fairshare.scheduling_policies p ON p.name = q.scheduling_policy
+	 WHERE q.name = queue;
+	IF kind IS NULL THEN
+		RETURN;
+	END IF;
+	SELECT coalesce(jsonb_agg(jsonb_build_object('share', s, 'unit', t, 'quantity', n)), '[]') INTO usage
+	  FROM (SELECT coalesce(j.quota_share, j.share_identifier) AS s, j.instance_type AS t, sum(j.instance_count) AS n
+			  FROM fairshare.jobs j
+			 WHERE j.job_queue = queue AND j.status IN ('SCHEDULED', 'STARTING', 'RUNNING')
+			 GROUP BY 1, 2) x;
+END
+$$;
+REVOKE ALL ON FUNCTION fairshare._api_queue_usage(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairshare._api_queue_usage(text) TO fairshare_admin, fairshare_submitter, fairshare_viewer;
+
+CREATE FUNCTION fairshare._api_get_job_queue_snapshot(request jsonb)
+RETURNS jsonb LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	queue text;
+	u record;
+	now_ms bigint := fairshare._api_epoch_ms(now());
+	snap jsonb;
+	front jsonb;
+	front_shares jsonb;
+	util jsonb;
+BEGIN
+	PERFORM fairshare._api_job_members(request, ARRAY['jobQueue'], 'GetJobQueueSnapshot');
+	queue := fairshare._api_resource_name('job-queue', fairshare._api_job_string(request, 'jobQueue', true), 'jobQueue');
+	SELECT * INTO u FROM fairshare._api_queue_usage(queue);
+	IF u.kind IS NULL THEN
+		PERFORM fairshare._reject('P0002', format('job queue %s does not exist', queue));
+	END IF;
+	-- (as jsonb: a temporary table is not allowed in the API's restricted session)
+	SELECT coalesce(jsonb_agg(jsonb_build_object('pos', f.position, 'job_id', f.job_id, 'share', f.share,
+												 'at', fairshare._api_epoch_ms(f.earliest_time_at_position))), '[]')
+	  INTO snap FROM fairshare.queue_snapshot(queue, 100) f;
+	SELECT coalesce(jsonb_agg(jsonb_build_object('jobArn', fairshare._api_arn('service-job', f ->> 'job_id'),
+												 'earliestTimeAtPosition', (f ->> 'at')::bigint) ORDER BY (f ->> 'pos')::integer), '[]')
+	  INTO front FROM jsonb_array_elements(snap) f;
+	IF u.kind = 'QUOTA_SHARE' THEN
+		SELECT coalesce(jsonb_object_agg(x.share, jsonb_build_array(jsonb_build_object(
+					'jobArn', fairshare._api_arn('service-job', x.job_id),
+					'earliestTimeAtPosition', x.at))), '{}')
+		  INTO front_shares
+		  FROM (SELECT DISTINCT ON (f ->> 'share') f ->> 'share' AS share, f ->> 'job_id' AS job_id, (f ->> 'at')::bigint AS at
+				  FROM jsonb_array_elements(snap) f
+				 WHERE f ->> 'share' IS NOT NULL ORDER BY f ->> 'share', (f ->> 'pos')::integer) x;
+	END IF;
+
+	util := jsonb_build_object('totalCapacityUsage',
+		(SELECT coalesce(jsonb_agg(jsonb_build_object('capacityUnit', t, 'quantity', n) ORDER BY t), '[]')
+		   FROM (SELECT e ->> 'unit' AS t, sum((e ->> 'quantity')::numeric) AS n
+				   FROM jsonb_array_elements(u.usage) e GROUP BY 1) x),
+		'lastUpdatedAt', now_ms);
+	IF u.kind IN ('FAIR_SHARE', 'QUOTA_SHARE') THEN
+		util := util || jsonb_build_object(
+			CASE u.kind WHEN 'FAIR_SHARE' THEN 'fairshareUtilization' ELSE 'quotaShareUtilization' END,
+			jsonb_strip_nulls(jsonb_build_object(
+				'activeShareCount', CASE WHEN u.kind = 'FAIR_SHARE'
+					THEN (SELECT count(DISTINCT e ->> 'share') FROM jsonb_array_elements(u.usage) e) END,
+				'topCapacityUtilization',
+				(SELECT coalesce(jsonb_agg(jsonb_build_object(
+							CASE u.kind WHEN 'FAIR_SHARE' THEN 'shareIdentifier' ELSE 'quotaShareName' END, s,
+							'capacityUsage', cap) ORDER BY total DESC, s), '[]')
+				   FROM (SELECT e ->> 'share' AS s, sum((e ->> 'quantity')::numeric) AS total,
+								jsonb_agg(jsonb_build_object('capacityUnit', e ->> 'unit', 'quantity', (e ->> 'quantity')::numeric)
+										  ORDER BY e ->> 'unit') AS cap
+						   FROM jsonb_array_elements(u.usage) e GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 20) y))));
+	END IF;
+	RETURN jsonb_strip_nulls(jsonb_build_object(
+		'frontOfQueue', jsonb_build_object('jobs', front, 'lastUpdatedAt', now_ms),
+		'frontOfQuotaShares', CASE WHEN front_shares IS NOT NULL
+			THEN jsonb_build_object('quotaShares', front_shares, 'lastUpdatedAt', now_ms) END,
+		'queueUtilization', util));
+END
+$$;
+
+-- Every operation is callable by every fairshare role; what it may do is
+-- decided by the grants and row-level security on what it touches.
+DO $grants$
+DECLARE
+	f regprocedure;
+BEGIN
+	FOR f IN SELECT p.oid::regprocedure FROM pg_catalog.pg_proc p
+			  WHERE p.pronamespace = 'fairshare'::regnamespace
+				AND p.proname IN ('_api_submit_service_job', '_api_describe_service_job', '_api_list_service_jobs',
+								  '_api_update_service_job', '_api_terminate_service_job', '_api_get_job_queue_snapshot')
+	LOOP
+		EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f);
+		EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO fairshare_admin, fairshare_submitter, fairshare_viewer', f);
+	END LOOP;
+END
+$grants$;

@@ -1,0 +1,479 @@
+/*-------------------------------------------------------------------------
+ *
+ * api_call.c
+ *		One AWS Batch API operation: authenticate the request, then run
+ *		fairshare._api_<operation>(request jsonb) as the key's role in one
+ *		short transaction, and turn its result or its error into the
+ *		response.
+ *
+ * The key is read from fairshare.api_keys by this worker's session (the
+ * catalog's owner may read the secret; nobody else may).  The secret is
+ * copied out only for the signature check and wiped right after.  The
+ * operation then runs with SetUserIdAndSecContext() switched to the key's
+ * role as a security-restricted operation: grants and row-level security
+ * apply exactly as to that role in SQL, and nothing can SET ROLE back.
+ *
+ * Every PostgreSQL error is caught here (fairshare_api_execute never
+ * throws): the transaction is rolled back and the error mapped to AWS's
+ * shape, by the SQLSTATE contract of sql/parts/89_api_common.sql --
+ * bad input, not found, not allowed and conflicts are ClientException
+ * (HTTP 400) with the error's message; anything else is ServerException
+ * (HTTP 500), whose message says only where the log has the details.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include <time.h>
+
+#include "catalog/namespace.h"
+#include "mb/pg_wchar.h"
+#include "nodes/makefuncs.h"
+#include "nodes/value.h"
+#include "parser/parse_func.h"
+#include "pgstat.h"
+#include "utils/snapmgr.h"
+#include "utils/json.h"
+#include "utils/timeout.h"
+
+#include "api/api.h"
+#include "fairshare.h"
+
+/* A request that has not finished in this long is cancelled. */
+#define API_STATEMENT_TIMEOUT_MS	10000
+
+/*
+ * Requests per second per key: a token bucket for each of the most recently
+ * seen keys, in this process (there is one API worker).  A key beyond the
+ * table's size takes the slot of the one seen longest ago.
+ */
+#define RATE_SLOTS 256
+
+typedef struct RateSlot
+{
+	char		key[129];
+	double		tokens;
+	double		last;			/* seconds, monotonic */
+} RateSlot;
+
+static RateSlot rate_slots[RATE_SLOTS];
+
+static double
+monotonic_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Take one request from key's bucket; false when it is empty. */
+static bool
+rate_allow(const char *key)
+{
+	double		now = monotonic_seconds();
+	double		rate = fairshare_api_key_requests_per_second;
+	RateSlot   *slot = NULL;
+	RateSlot   *oldest = &rate_slots[0];
+
+	for (int i = 0; i < RATE_SLOTS; i++)
+	{
+		if (strcmp(rate_slots[i].key, key) == 0)
+		{
+			slot = &rate_slots[i];
+			break;
+		}
+		if (rate_slots[i].last < oldest->last)
+			oldest = &rate_slots[i];
+	}
+	if (slot == NULL)
+	{
+		slot = oldest;
+		strlcpy(slot->key, key, sizeof(slot->key));
+		slot->tokens = rate;
+		slot->last = now;
+	}
+	slot->tokens = Min(rate, slot->tokens + (now - slot->last) * rate);
+	slot->last = now;
+	if (slot->tokens < 1.0)
+		return false;
+	slot->tokens -= 1.0;
+	return true;
+}
+
+/* A JSON string literal of s into buf (PostgreSQL's escaping). */
+static void
+append_json_string(StringInfo buf, const char *s)
+{
+	escape_json(buf, s);
+}
+
+void
+fairshare_api_error(FsApiResponse *resp, int http_status, const char *error_type, const char *message)
+{
+	/* Plain C: this also answers errors found outside any transaction. */
+	size_t		cap = strlen(error_type) + strlen(message) * 6 + 64;
+	char	   *out = malloc(cap);
+	size_t		n = 0;
+
+	resp->http_status = http_status;
+	resp->error_type = error_type;
+	if (out == NULL)
+	{
+		resp->body = NULL;
+		resp->body_len = 0;
+		return;
+	}
+	n += snprintf(out + n, cap - n, "{\"__type\":\"%s\",\"message\":\"", error_type);
+	for (const unsigned char *p = (const unsigned char *) message; *p; p++)
+	{
+		if (*p == '"' || *p == '\\')
+		{
+			out[n++] = '\\';
+			out[n++] = *p;
+		}
+		else if (*p < 0x20)
+			n += snprintf(out + n, cap - n, "\\u%04x", *p);
+		else
+			out[n++] = *p;
+	}
+	n += snprintf(out + n, cap - n, "\"}");
+	resp->body = out;
+	resp->body_len = n;
+}
+
+/* The region requests must be signed for: the one the ARNs name. */
+static const char *
+api_region(void)
+{
+	return (fairshare_region != NULL && fairshare_region[0] != '\0') ? fairshare_region : "us-east-1";
+}
+
+/* SQLSTATEs that mean the caller's request is at fault (89_api_common.sql). */
+static bool
+is_client_error(int sqlerrcode)
+{
+	switch (ERRCODE_TO_CATEGORY(sqlerrcode))
+	{
+		case ERRCODE_DATA_EXCEPTION:	/* 22xxx */
+		case ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION:	/* 23xxx */
+			return true;
+	}
+	switch (sqlerrcode)
+	{
+		case ERRCODE_NO_DATA_FOUND:
+		case ERRCODE_INSUFFICIENT_PRIVILEGE:
+		case ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE:
+		case ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST:
+		case ERRCODE_FEATURE_NOT_SUPPORTED:
+		case ERRCODE_PROGRAM_LIMIT_EXCEEDED:
+		case ERRCODE_UNDEFINED_OBJECT:
+		case ERRCODE_DUPLICATE_OBJECT:
+		case ERRCODE_CHECK_VIOLATION:
+			return true;
+	}
+	return false;
+}
+
+/* What the key lookup found. */
+typedef struct KeyRow
+{
+	bool		found;
+	char	   *secret;			/* malloc'd; wiped and freed after use */
+	Oid			role;
+	bool		disabled;
+	bool		role_missing;
+	bool		role_too_powerful;
+} KeyRow;
+
+static void
+lookup_key(const char *access_key_id, KeyRow *key)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	bool		isnull;
+	int			ret;
+	HeapTuple	tup;
+	TupleDesc	desc;
+	Datum		d;
+
+	memset(key, 0, sizeof(*key));
+	values[0] = CStringGetTextDatum(access_key_id);
+	ret = SPI_execute_with_args("SELECT k.secret_access_key, k.role, k.disabled_at IS NOT NULL, "
+								"r.oid IS NULL, coalesce(r.rolsuper OR r.rolbypassrls, false) "
+								"FROM fairshare.api_keys k LEFT JOIN pg_catalog.pg_roles r ON r.oid = k.role "
+								"WHERE k.access_key_id = $1",
+								1, argtypes, values, NULL, true, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read fairshare.api_keys");
+	if (SPI_processed == 0)
+		return;
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	key->found = true;
+	d = SPI_getbinval(tup, desc, 1, &isnull);
+	if (!isnull)
+	{
+		text	   *t = DatumGetTextPP(d);
+		int			len = VARSIZE_ANY_EXHDR(t);
+
+		key->secret = malloc(len + 1);
+		if (key->secret == NULL)
+			elog(ERROR, "out of memory");
+		memcpy(key->secret, VARDATA_ANY(t), len);
+		key->secret[len] = '\0';
+		if ((Pointer) t != DatumGetPointer(d))
+		{
+			explicit_bzero(VARDATA_ANY(t), len);
+			pfree(t);
+		}
+	}
+	key->role = DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull));
+	key->disabled = DatumGetBool(SPI_getbinval(tup, desc, 3, &isnull));
+	key->role_missing = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
+	key->role_too_powerful = DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull));
+}
+
+static void
+forget_secret(KeyRow *key)
+{
+	if (key->secret != NULL)
+	{
+		explicit_bzero(key->secret, strlen(key->secret));
+		free(key->secret);
+		key->secret = NULL;
+	}
+}
+
+/* The path and query parameters, as a JSON object to merge into the body. */
+static char *
+params_json(FsApiRequest *req)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	if (req->path_param_name != NULL && req->path_param != NULL)
+	{
+		append_json_string(&buf, req->path_param_name);
+		appendStringInfoChar(&buf, ':');
+		append_json_string(&buf, pg_any_to_server(req->path_param, strlen(req->path_param), PG_UTF8));
+	}
+	if (req->list_query_name != NULL && req->nlist_values > 0)
+	{
+		if (buf.len > 1)
+			appendStringInfoChar(&buf, ',');
+		append_json_string(&buf, req->list_query_name);
+		appendStringInfoString(&buf, ":[");
+		for (int i = 0; i < req->nlist_values; i++)
+		{
+			if (i > 0)
+				appendStringInfoChar(&buf, ',');
+			append_json_string(&buf, pg_any_to_server(req->list_values[i], strlen(req->list_values[i]), PG_UTF8));
+		}
+		appendStringInfoChar(&buf, ']');
+	}
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
+}
+
+/* Does fairshare.<function>(jsonb) exist (in this version of the catalog)? */
+static bool
+operation_exists(const char *function)
+{
+	Oid			argtypes[1] = {JSONBOID};
+	List	   *name = list_make2(makeString("fairshare"), makeString(pstrdup(function)));
+
+	return OidIsValid(LookupFuncName(name, 1, argtypes, true));
+}
+
+static bool
+valid_text(const char *s, size_t len)
+{
+	return memchr(s, '\0', len) == NULL && pg_verify_mbstr(PG_UTF8, s, len, true);
+}
+
+/*
+ * The body of the work, inside a transaction and PG_TRY.  Returns with
+ * *resp filled for an answer found before the operation ran (auth, limits),
+ * or with the operation's result.
+ */
+static void
+execute_in_transaction(FsApiRequest *req, FsApiResponse *resp)
+{
+	FsApiAuth	auth;
+	FsApiAuthStatus st;
+	char		why[512];
+	KeyRow		key;
+	const char *region = api_region();
+	char	   *body;
+	char	   *sql;
+	Oid			argtypes[2] = {TEXTOID, TEXTOID};
+	Datum		values[2];
+	int			ret;
+	Oid			saved_user;
+	int			saved_context;
+	char	   *result;
+	bool		isnull;
+
+	st = fairshare_api_parse_auth(req, &auth, region, (long) time(NULL), why, sizeof(why));
+	if (st == FS_API_AUTH_TOKEN || st == FS_API_AUTH_MISSING)
+	{
+		fairshare_api_error(resp, 403, st == FS_API_AUTH_TOKEN ? "UnrecognizedClientException" : "MissingAuthenticationTokenException", why);
+		return;
+	}
+	lookup_key(auth.access_key_id, &key);
+	if (!key.found)
+	{
+		fairshare_api_error(resp, 403, "UnrecognizedClientException",
+							"The security token included in the request is invalid: no fairshare API key has this access key id");
+		return;
+	}
+	if (st == FS_API_AUTH_OK)
+		st = fairshare_api_verify_signature(req, &auth, region, key.secret ? key.secret : "", why, sizeof(why));
+	forget_secret(&key);
+	if (st != FS_API_AUTH_OK)
+	{
+		fairshare_api_error(resp, 403, "InvalidSignatureException", why);
+		return;
+	}
+	if (key.disabled || key.role_missing)
+	{
+		fairshare_api_error(resp, 403, "UnrecognizedClientException",
+							key.disabled ? "The security token included in the request is invalid: this API key is disabled"
+							: "The security token included in the request is invalid: the key's role no longer exists");
+		return;
+	}
+	if (key.role_too_powerful)
+	{
+		fairshare_api_error(resp, 403, "AccessDeniedException",
+							"this API key's role is a superuser or bypasses row-level security; the API does not act as such roles");
+		return;
+	}
+	if (!rate_allow(auth.access_key_id))
+	{
+		fairshare_api_error(resp, 429, "TooManyRequestsException",
+							"Too many requests: this key is over fairshare.api_key_requests_per_second");
+		return;
+	}
+	if (!operation_exists(req->function))
+	{
+		fairshare_api_error(resp, 404, "UnknownOperationException",
+							psprintf("operation %s is not supported by this version of fairshare", req->operation));
+		return;
+	}
+	if (!valid_text(req->body, req->body_len))
+	{
+		fairshare_api_error(resp, 400, "ClientException", "the request body is not valid UTF-8 text");
+		return;
+	}
+	body = pg_any_to_server(req->body, (int) req->body_len, PG_UTF8);
+	values[0] = CStringGetTextDatum(body);
+	values[1] = CStringGetTextDatum(params_json(req));
+	sql = psprintf("SELECT fairshare.%s(b OPERATOR(pg_catalog.||) $2::pg_catalog.jsonb)::pg_catalog.text "
+				   "FROM (SELECT COALESCE(NULLIF(pg_catalog.btrim($1), '')::pg_catalog.jsonb, '{}') AS b) s "
+				   "WHERE pg_catalog.jsonb_typeof(b) OPERATOR(pg_catalog.=) 'object'",
+				   quote_identifier(req->function));
+
+	/* As the key's role, restricted: grants and row-level security apply. */
+	GetUserIdAndSecContext(&saved_user, &saved_context);
+	SetUserIdAndSecContext(key.role, saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	ret = SPI_execute_with_args(sql, 2, argtypes, values, NULL, false, 0);
+	SetUserIdAndSecContext(saved_user, saved_context);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+	{
+		fairshare_api_error(resp, 400, "ClientException", "the request body must be a JSON object");
+		return;
+	}
+	result = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (isnull)
+		result = "{}";
+	result = pg_server_to_any(result, strlen(result), PG_UTF8);
+	resp->http_status = 200;
+	resp->error_type = NULL;
+	resp->body = strdup(result);
+	resp->body_len = resp->body ? strlen(resp->body) : 0;
+}
+
+void
+fairshare_api_execute(FsApiRequest *req, FsApiResponse *resp)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile bool failed = false;
+	ErrorData  *volatile edata = NULL;
+
+	memset(resp, 0, sizeof(*resp));
+	PG_TRY();
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		SPI_connect();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pgstat_report_activity(STATE_RUNNING, req->operation);
+		enable_timeout_after(STATEMENT_TIMEOUT, API_STATEMENT_TIMEOUT_MS);
+
+		execute_in_transaction(req, resp);
+
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		SPI_finish();
+		PopActiveSnapshot();
+		/* An answered error (auth, limits) wrote nothing: roll it back. */
+		if (resp->error_type != NULL)
+			AbortCurrentTransaction();
+		else
+			CommitTransactionCommand();
+		pgstat_report_activity(STATE_IDLE, NULL);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		AbortCurrentTransaction();
+		pgstat_report_activity(STATE_IDLE, NULL);
+		failed = true;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+
+	if (!failed)
+	{
+		if (resp->body == NULL)
+			fairshare_api_error(resp, 500, "ServerException", "out of memory");
+		return;
+	}
+
+	free(resp->body);
+	memset(resp, 0, sizeof(*resp));
+	if (is_client_error(edata->sqlerrcode))
+	{
+		char	   *msg = edata->message ? edata->message : "invalid request";
+
+		if (edata->hint != NULL)
+			msg = psprintf("%s (%s)", msg, edata->hint);
+		fairshare_api_error(resp, 400, "ClientException", pg_server_to_any(msg, strlen(msg), PG_UTF8));
+	}
+	else if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+		fairshare_api_error(resp, 500, "ServerException",
+							psprintf("the request took longer than %d ms and was cancelled; try again (request id %s)",
+									 API_STATEMENT_TIMEOUT_MS, req->request_id));
+	else if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE ||
+			 edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE ||
+			 edata->sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED)
+		fairshare_api_error(resp, 500, "ServerException",
+							psprintf("the request conflicted with concurrent work; try again (request id %s)", req->request_id));
+	else
+	{
+		/* The details go to the server log only, with the request id. */
+		ereport(LOG,
+				(errmsg("fairshare api: %s (request id %s) failed: %s",
+						req->operation, req->request_id, edata->message ? edata->message : "?"),
+				 errhidestmt(true)));
+		fairshare_api_error(resp, 500, "ServerException",
+							psprintf("internal error; the server log has the details under request id %s", req->request_id));
+	}
+	FreeErrorData(edata);
+}

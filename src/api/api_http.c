@@ -1,0 +1,407 @@
+/*-------------------------------------------------------------------------
+ *
+ * api_http.c
+ *		One HTTP request of the AWS Batch API: libmicrohttpd's callbacks.
+ *
+ * libmicrohttpd calls fairshare_api_access_handler() several times per
+ * request: once when the headers are in, once per piece of body, and once
+ * more at the end -- then the request is routed (POST /v1/<operation>, and
+ * /v1/tags/<arn> for tagging), authenticated and run (api_call.c), and
+ * the answer queued.  Everything here is plain C with malloc: no
+ * PostgreSQL call that could raise happens outside api_call.c's PG_TRY,
+ * since an ERROR must never unwind through libmicrohttpd's frames.
+ *
+ * Limits: a body larger than fairshare.api_max_body_size is answered 413
+ * ClientException without being kept; beyond fairshare.api_max_connections
+ * open connections a request is answered 429 TooManyRequestsException and
+ * its connection closed.  Header size and idle time are bounded by the
+ * daemon's options (api_worker.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include <microhttpd.h>
+#include <strings.h>
+
+#include "api/api.h"
+#include "api/api_internal.h"
+#include "fairshare.h"
+
+/* The operations, as botocore's batch model names and routes them. */
+typedef struct ApiOperation
+{
+	const char *name;			/* SubmitServiceJob; its URI is /v1/submitservicejob */
+	const char *function;		/* fairshare._api_submit_service_job */
+} ApiOperation;
+
+#define OP(n, f) {n, f}
+static const ApiOperation operations[] = {
+	OP("SubmitServiceJob", "_api_submit_service_job"),
+	OP("DescribeServiceJob", "_api_describe_service_job"),
+	OP("ListServiceJobs", "_api_list_service_jobs"),
+	OP("UpdateServiceJob", "_api_update_service_job"),
+	OP("TerminateServiceJob", "_api_terminate_service_job"),
+	OP("GetJobQueueSnapshot", "_api_get_job_queue_snapshot"),
+	OP("CreateServiceEnvironment", "_api_create_service_environment"),
+	OP("UpdateServiceEnvironment", "_api_update_service_environment"),
+	OP("DeleteServiceEnvironment", "_api_delete_service_environment"),
+	OP("DescribeServiceEnvironments", "_api_describe_service_environments"),
+	OP("CreateJobQueue", "_api_create_job_queue"),
+	OP("UpdateJobQueue", "_api_update_job_queue"),
+	OP("DeleteJobQueue", "_api_delete_job_queue"),
+	OP("DescribeJobQueues", "_api_describe_job_queues"),
+	OP("CreateSchedulingPolicy", "_api_create_scheduling_policy"),
+	OP("UpdateSchedulingPolicy", "_api_update_scheduling_policy"),
+	OP("DeleteSchedulingPolicy", "_api_delete_scheduling_policy"),
+	OP("DescribeSchedulingPolicies", "_api_describe_scheduling_policies"),
+	OP("ListSchedulingPolicies", "_api_list_scheduling_policies"),
+	OP("CreateQuotaShare", "_api_create_quota_share"),
+	OP("UpdateQuotaShare", "_api_update_quota_share"),
+	OP("DeleteQuotaShare", "_api_delete_quota_share"),
+	OP("DescribeQuotaShare", "_api_describe_quota_share"),
+	OP("ListQuotaShares", "_api_list_quota_shares"),
+};
+
+static const ApiOperation op_tag = {"TagResource", "_api_tag_resource"};
+static const ApiOperation op_untag = {"UntagResource", "_api_untag_resource"};
+static const ApiOperation op_list_tags = {"ListTagsForResource", "_api_list_tags_for_resource"};
+
+/* Per request, from the first callback to the completion notice. */
+typedef struct RequestState
+{
+	char	   *body;
+	size_t		len;
+	size_t		cap;
+	bool		too_large;
+	bool		too_many_connections;
+	bool		tls;
+} RequestState;
+
+static int	current_connections = 0;
+
+void
+fairshare_api_connection_opened(void)
+{
+	current_connections++;
+}
+
+void
+fairshare_api_connection_closed(void)
+{
+	current_connections--;
+}
+
+/* Decode %XX in place ("+" stays: AWS clients encode a space as %20). */
+static void
+percent_decode(char *s)
+{
+	char	   *o = s;
+
+	for (; *s; s++)
+	{
+		if (s[0] == '%' && isxdigit((unsigned char) s[1]) && isxdigit((unsigned char) s[2]))
+		{
+			char		hex[3] = {s[1], s[2], 0};
+
+			*o++ = (char) strtol(hex, NULL, 16);
+			s += 2;
+		}
+		else
+			*o++ = *s;
+	}
+	*o = '\0';
+}
+
+/* libmicrohttpd leaves the URL as sent: we decode (and sign) it ourselves. */
+size_t
+fairshare_api_unescape_nothing(void *cls, struct MHD_Connection *c, char *s)
+{
+	return strlen(s);
+}
+
+typedef struct Collect
+{
+	FsApiRequest *req;
+	StringInfo	query;
+	int			cap;
+} Collect;
+
+static enum MHD_Result
+collect_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	Collect    *c = cls;
+	FsApiRequest *req = c->req;
+
+	if (req->nheaders >= c->cap)
+		return MHD_NO;
+	req->header_names[req->nheaders] = key;
+	req->header_values[req->nheaders] = value ? value : "";
+	req->nheaders++;
+	return MHD_YES;
+}
+
+static enum MHD_Result
+collect_argument(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	Collect    *c = cls;
+	FsApiRequest *req = c->req;
+
+	if (c->query->len > 0)
+		appendStringInfoChar(c->query, '&');
+	appendStringInfoString(c->query, key);
+	if (value != NULL)
+	{
+		appendStringInfoChar(c->query, '=');
+		appendStringInfoString(c->query, value);
+	}
+	if (req->list_query_name != NULL && strcmp(key, req->list_query_name) == 0 && value != NULL &&
+		req->nlist_values < 64)
+	{
+		char	   *v = pstrdup(value);
+
+		percent_decode(v);
+		req->list_values[req->nlist_values++] = v;
+	}
+	return MHD_YES;
+}
+
+static void
+new_request_id(char *out)
+{
+	unsigned char r[16];
+
+	if (!pg_strong_random(r, sizeof(r)))
+		memset(r, 0, sizeof(r));
+	r[6] = (r[6] & 0x0f) | 0x40;
+	r[8] = (r[8] & 0x3f) | 0x80;
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13], r[14], r[15]);
+}
+
+/* Find the operation for method and path; NULL (and *resp set) if none. */
+static const ApiOperation *
+route(const char *method, const char *path, FsApiRequest *req, FsApiResponse *resp)
+{
+	if (strncmp(path, "/v1/tags/", 9) == 0 && path[9] != '\0')
+	{
+		const ApiOperation *op = NULL;
+
+		if (strcmp(method, "POST") == 0)
+			op = &op_tag;
+		else if (strcmp(method, "DELETE") == 0)
+			op = &op_untag;
+		else if (strcmp(method, "GET") == 0)
+			op = &op_list_tags;
+		if (op != NULL)
+		{
+			req->path_param_name = "resourceArn";
+			req->path_param = pstrdup(path + 9);
+			percent_decode(req->path_param);
+			if (op == &op_untag)
+			{
+				req->list_query_name = "tagKeys";
+				req->list_values = palloc0(64 * sizeof(char *));
+			}
+			return op;
+		}
+	}
+	else if (strncmp(path, "/v1/", 4) == 0 && strcmp(method, "POST") == 0)
+	{
+		for (int i = 0; i < lengthof(operations); i++)
+			if (pg_strcasecmp(path + 4, operations[i].name) == 0)
+				return &operations[i];
+	}
+	fairshare_api_error(resp, 404, "UnknownOperationException",
+						"fairshare serves AWS Batch's service-job operations: POST /v1/<operation>, "
+						"and /v1/tags/<resourceArn> for tagging");
+	return NULL;
+}
+
+static enum MHD_Result
+respond(struct MHD_Connection *connection, FsApiResponse *resp, const char *request_id, bool close)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	if (resp->body == NULL)
+		fairshare_api_error(resp, 500, "ServerException", "out of memory");
+	if (resp->body == NULL)
+		return MHD_NO;
+	r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
+	if (r == NULL)
+	{
+		free(resp->body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "x-amzn-RequestId", request_id);
+	if (resp->error_type != NULL)
+		MHD_add_response_header(r, "x-amzn-ErrorType", resp->error_type);
+	if (close)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	ret = MHD_queue_response(connection, resp->http_status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* Answer the whole request: route, collect, authenticate, run. */
+static enum MHD_Result
+handle(struct MHD_Connection *connection, RequestState *st, const char *url, const char *method)
+{
+	FsApiRequest req;
+	FsApiResponse resp;
+	const ApiOperation *op;
+	Collect		c;
+	StringInfoData query;
+	enum MHD_Result ret;
+	MemoryContext old;
+	volatile bool failed = false;
+
+	memset(&req, 0, sizeof(req));
+	memset(&resp, 0, sizeof(resp));
+	new_request_id(req.request_id);
+	if (st->too_many_connections)
+	{
+		fairshare_api_error(&resp, 429, "TooManyRequestsException",
+							"Too many connections: the server is at fairshare.api_max_connections; try again");
+		return respond(connection, &resp, req.request_id, true);
+	}
+	if (st->too_large)
+	{
+		char		msg[160];
+
+		snprintf(msg, sizeof(msg), "the request body is larger than fairshare.api_max_body_size (%d bytes)",
+				 fairshare_api_max_body_size);
+		fairshare_api_error(&resp, 413, "ClientException", msg);
+		return respond(connection, &resp, req.request_id, true);
+	}
+
+	/*
+	 * Everything below allocates in the request context, reset after the
+	 * answer; nothing in it can raise but out-of-memory, which PG_TRY turns
+	 * into a ServerException rather than a jump through libmicrohttpd.
+	 */
+	old = MemoryContextSwitchTo(fairshare_api_request_context);
+	PG_TRY();
+	{
+		op = route(method, url, &req, &resp);
+		if (op != NULL)
+		{
+			req.operation = op->name;
+			req.function = op->function;
+			req.method = method;
+			req.raw_path = url;
+			req.scheme = st->tls ? "https" : "http";
+			req.body = st->body ? st->body : "";
+			req.body_len = st->len;
+			c.req = &req;
+			c.cap = 128;
+			req.header_names = palloc(c.cap * sizeof(char *));
+			req.header_values = palloc(c.cap * sizeof(char *));
+			MHD_get_connection_values(connection, MHD_HEADER_KIND, collect_header, &c);
+			initStringInfo(&query);
+			c.query = &query;
+			MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, collect_argument, &c);
+			req.raw_query = query.data;
+			req.host = fairshare_api_header(&req, "Host");
+			if (req.host == NULL)
+				req.host = "";
+			fairshare_api_execute(&req, &resp);
+		}
+	}
+	PG_CATCH();
+	{
+		FlushErrorState();
+		failed = true;
+	}
+	PG_END_TRY();
+	if (failed)
+	{
+		free(resp.body);
+		fairshare_api_error(&resp, 500, "ServerException", "the server could not take this request");
+	}
+	MemoryContextSwitchTo(old);
+	ret = respond(connection, &resp, req.request_id, false);
+	MemoryContextReset(fairshare_api_request_context);
+	return ret;
+}
+
+enum MHD_Result
+fairshare_api_access_handler(void *cls, struct MHD_Connection *connection, const char *url,
+							 const char *method, const char *version, const char *upload_data,
+							 size_t *upload_data_size, void **con_cls)
+{
+	RequestState *st = *con_cls;
+
+	if (st == NULL)
+	{
+		const char *length;
+
+		st = calloc(1, sizeof(RequestState));
+		if (st == NULL)
+			return MHD_NO;
+		*con_cls = st;
+		st->tls = cls != NULL;
+		st->too_many_connections = current_connections > fairshare_api_max_connections;
+		length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (length != NULL && strtoull(length, NULL, 10) > (unsigned long long) fairshare_api_max_body_size)
+			st->too_large = true;
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0)
+	{
+		size_t		n = *upload_data_size;
+
+		*upload_data_size = 0;
+		if (st->too_large || st->too_many_connections)
+			return MHD_YES;		/* read and dropped, answered at the end */
+		if (st->len + n > (size_t) fairshare_api_max_body_size)
+		{
+			st->too_large = true;
+			free(st->body);
+			st->body = NULL;
+			st->len = st->cap = 0;
+			return MHD_YES;
+		}
+		if (st->len + n + 1 > st->cap)
+		{
+			size_t		cap = Max(st->cap * 2, st->len + n + 1);
+			char	   *b = realloc(st->body, cap);
+
+			if (b == NULL)
+				return MHD_NO;
+			st->body = b;
+			st->cap = cap;
+		}
+		memcpy(st->body + st->len, upload_data, n);
+		st->len += n;
+		st->body[st->len] = '\0';
+		return MHD_YES;
+	}
+	return handle(connection, st, url, method);
+}
+
+void
+fairshare_api_request_completed(void *cls, struct MHD_Connection *connection,
+								void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	RequestState *st = *con_cls;
+
+	if (st != NULL)
+	{
+		free(st->body);
+		free(st);
+		*con_cls = NULL;
+	}
+}
+
+void
+fairshare_api_connection_notify(void *cls, struct MHD_Connection *connection,
+								void **socket_context, enum MHD_ConnectionNotificationCode toe)
+{
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+		fairshare_api_connection_opened();
+	else
+		fairshare_api_connection_closed();
+}
