@@ -55,16 +55,21 @@ def worker(cfg, n, seconds, start, out):
     t0 = time.time()
     c0 = time.process_time()
     done = 0
-    for body, headers in reqs:
-        if time.time() - t0 >= seconds:
-            break
-        conn.request("POST", "/v1/submitservicejob", body=body, headers=headers)
-        r = conn.getresponse()
-        r.read()
-        if r.status != 200:
-            raise SystemExit("status %d" % r.status)
-        done += 1
-    out.put((done, time.time() - t0, time.process_time() - c0))
+    error = None
+    try:
+        for body, headers in reqs:
+            if time.time() - t0 >= seconds:
+                break
+            conn.request("POST", "/v1/submitservicejob", body=body, headers=headers)
+            r = conn.getresponse()
+            r.read()
+            if r.status != 200:
+                error = "status %d" % r.status
+                break
+            done += 1
+    except Exception as e:      # the parent must hear back either way
+        error = repr(e)
+    out.put((done, time.time() - t0, time.process_time() - c0, error))
 
 
 def throughput(cfg, clients, seconds):
@@ -78,6 +83,9 @@ def throughput(cfg, clients, seconds):
     results = [q.get() for _ in procs]
     for p in procs:
         p.join()
+    for r in results:
+        if r[3]:
+            raise SystemExit("a client failed: " + r[3])
     done = sum(r[0] for r in results)
     wall = max(r[1] for r in results)
     cpu = sum(r[2] for r in results) / sum(r[1] for r in results)

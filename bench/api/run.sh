@@ -27,8 +27,8 @@ fs_setup "$top" >/dev/null
 work=$(mktemp -d /tmp/fairshare-bench.XXXXXX); chmod 755 "$work"
 trap 'fs_cluster_stop "$work/c" immediate; rm -rf "$work"' EXIT
 api_port=$(fs_free_port)
-# No dispatcher work: the queue's environment has no endpoint to reach, and
-# the jobs (15 instances, 0 capacity) only wait.
+# The jobs (15 instances, 0 capacity) only wait: the dispatcher's passes
+# stay cheap and it makes no SageMaker call.
 fs_cluster_init "$work/c" "fsync = $SYNC" "synchronous_commit = $SYNC" "shared_buffers = '512MB'" \
 	"max_wal_size = '4GB'" "fairshare.database = 'bench'" "fairshare.api_port = $api_port" \
 	"fairshare.api_key_requests_per_second = 1000000" "fairshare.poll_interval = '1h'" >/dev/null
@@ -40,7 +40,7 @@ SET client_min_messages = warning;
 CREATE EXTENSION fairshare;
 INSERT INTO fairshare.service_environments (name) VALUES ('p4');
 INSERT INTO fairshare.capacity_limits VALUES ('p4', 'ml.p4d.24xlarge', 0);
-INSERT INTO fairshare.job_queues (name, state) VALUES ('q', 'DISABLED');
+INSERT INTO fairshare.job_queues (name) VALUES ('q');
 INSERT INTO fairshare.queue_environments VALUES ('q', 'p4', 1);
 CREATE ROLE bench_submitter LOGIN IN ROLE fairshare_submitter;
 SQL
