@@ -22,7 +22,10 @@
 #include "pg_prelude.h"
 
 #include <microhttpd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include "api/api.h"
 #include "api/api_internal.h"
@@ -401,7 +404,20 @@ fairshare_api_connection_notify(void *cls, struct MHD_Connection *connection,
 								void **socket_context, enum MHD_ConnectionNotificationCode toe)
 {
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+	{
+		const union MHD_ConnectionInfo *info =
+			MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+		int			one = 1;
+
+		/*
+		 * Answers are small and a keep-alive client sends its next request
+		 * only after reading one: never let Nagle's algorithm hold the tail
+		 * of an answer back waiting for the client's delayed ACK.
+		 */
+		if (info != NULL)
+			(void) setsockopt(info->connect_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		fairshare_api_connection_opened();
+	}
 	else
 		fairshare_api_connection_closed();
 }

@@ -1,0 +1,131 @@
+"""bench/api/api_bench.py — load for bench/api/run.sh.
+
+    python3 api_bench.py throughput CONFIG.json CLIENTS SECONDS
+        CLIENTS processes, each with one keep-alive connection, send
+        SubmitServiceJob requests signed before the clock starts (so the
+        signing is not measured), as fast as answers come back, for SECONDS.
+        Prints "rate <submits/s> client_cpu <share of one core per client>".
+    python3 api_bench.py latency CONFIG.json N
+        One client, N submits then N describes of those jobs, one at a time;
+        prints p50 and p99 of each in milliseconds.
+"""
+import http.client
+import json
+import multiprocessing
+import os
+import sys
+import time
+import uuid
+
+import botocore.auth
+import botocore.awsrequest
+import botocore.credentials
+
+PAYLOAD = json.dumps({
+    "TrainingJobName": "bench", "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
+    "AlgorithmSpecification": {"TrainingImage": "123.dkr.ecr.us-east-1.amazonaws.com/train:1", "TrainingInputMode": "File"},
+    "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"}, "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
+    "ResourceConfig": {"InstanceType": "ml.p4d.24xlarge", "InstanceCount": 15, "VolumeSizeInGB": 100}})
+
+
+def signed(cfg, path, body):
+    req = botocore.awsrequest.AWSRequest(method="POST", url=cfg["endpoint"] + path, data=body,
+                                         headers={"Content-Type": "application/json"})
+    botocore.auth.SigV4Auth(botocore.credentials.Credentials(*cfg["key"]), "batch", "us-east-1").add_auth(req)
+    p = req.prepare()
+    return p.body, dict(p.headers)
+
+
+def submit_body(name):
+    return json.dumps({"jobName": name, "jobQueue": "q", "serviceJobType": "SAGEMAKER_TRAINING",
+                       "serviceRequestPayload": PAYLOAD, "clientToken": str(uuid.uuid4()),
+                       "retryStrategy": {"attempts": 1}, "timeoutConfig": {"attemptDurationSeconds": 86400}})
+
+
+def connect(cfg):
+    host, port = cfg["endpoint"].split("://")[1].split(":")
+    return http.client.HTTPConnection(host, int(port), timeout=30)
+
+
+def worker(cfg, n, seconds, start, out):
+    reqs = [signed(cfg, "/v1/submitservicejob", submit_body("bench-%d-%d" % (os.getpid(), i))) for i in range(n)]
+    conn = connect(cfg)
+    while time.time() < start:
+        time.sleep(0.001)
+    t0 = time.time()
+    c0 = time.process_time()
+    done = 0
+    error = None
+    try:
+        for body, headers in reqs:
+            if time.time() - t0 >= seconds:
+                break
+            conn.request("POST", "/v1/submitservicejob", body=body, headers=headers)
+            r = conn.getresponse()
+            r.read()
+            if r.status != 200:
+                error = "status %d" % r.status
+                break
+            done += 1
+    except Exception as e:      # the parent must hear back either way
+        error = repr(e)
+    out.put((done, time.time() - t0, time.process_time() - c0, error))
+
+
+def throughput(cfg, clients, seconds):
+    # Enough pre-signed requests for a rate well above what one worker can do.
+    n = int(seconds * 3000 / clients) + 100
+    q = multiprocessing.Queue()
+    start = time.time() + 5 + n / 1500.0
+    procs = [multiprocessing.Process(target=worker, args=(cfg, n, seconds, start, q)) for _ in range(clients)]
+    for p in procs:
+        p.start()
+    results = [q.get() for _ in procs]
+    for p in procs:
+        p.join()
+    for r in results:
+        if r[3]:
+            raise SystemExit("a client failed: " + r[3])
+    done = sum(r[0] for r in results)
+    wall = max(r[1] for r in results)
+    cpu = sum(r[2] for r in results) / sum(r[1] for r in results)
+    if any(r[0] == n for r in results):
+        print("warning: a client ran out of pre-signed requests", file=sys.stderr)
+    print("rate %.0f client_cpu %.2f" % (done / wall, cpu))
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(len(xs) * p))] * 1000
+
+
+def latency(cfg, n):
+    subs = [signed(cfg, "/v1/submitservicejob", submit_body("lat-%d" % i)) for i in range(n)]
+    conn = connect(cfg)
+    ts, ids = [], []
+    for body, headers in subs:
+        t = time.perf_counter()
+        conn.request("POST", "/v1/submitservicejob", body=body, headers=headers)
+        r = conn.getresponse()
+        ids.append(json.loads(r.read())["jobId"])
+        ts.append(time.perf_counter() - t)
+    descs = [signed(cfg, "/v1/describeservicejob", json.dumps({"jobId": i})) for i in ids]
+    td = []
+    for body, headers in descs:
+        t = time.perf_counter()
+        conn.request("POST", "/v1/describeservicejob", body=body, headers=headers)
+        r = conn.getresponse()
+        r.read()
+        if r.status != 200:
+            raise SystemExit("describe status %d" % r.status)
+        td.append(time.perf_counter() - t)
+    print("submit p50 %.2f ms p99 %.2f ms; describe p50 %.2f ms p99 %.2f ms"
+          % (pct(ts, 0.5), pct(ts, 0.99), pct(td, 0.5), pct(td, 0.99)))
+
+
+if __name__ == "__main__":
+    cfg = json.load(open(sys.argv[2]))
+    if sys.argv[1] == "throughput":
+        throughput(cfg, int(sys.argv[3]), float(sys.argv[4]))
+    else:
+        latency(cfg, int(sys.argv[3]))
