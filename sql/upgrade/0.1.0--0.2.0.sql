@@ -1,8 +1,13 @@
--- sql/fairshare--0.1.0--0.2.0.sql — ALTER EXTENSION fairshare UPDATE from
--- 0.1.0 (the first release) to 0.2.0.
+-- sql/upgrade/0.1.0--0.2.0.sql — ALTER EXTENSION fairshare UPDATE from
+-- 0.1.0 (the first release) to 0.2.0: the changes to objects 0.1.0 has.
 --
--- Every change to the catalog between the two releases, in the order the
--- install script (sql/parts/*.sql) has them.  After it, the catalog is the
+-- make assembles sql/fairshare--0.1.0--0.2.0.sql from this file, the parts
+-- that are wholly new in 0.2.0 (sql/parts/75_orphans.sql, 90_api.sql,
+-- 91_api_admin.sql: new objects and ADD COLUMNs, the same statements as a
+-- fresh install runs) and sql/upgrade/0.1.0--0.2.0-after.sql (the changes
+-- to 0.1.0's objects that need those new objects first).  Every change
+-- to the catalog between the two releases is in one of them, in the order
+-- the install script (sql/parts/*.sql) has them.  After it, the catalog is the
 -- one CREATE EXTENSION fairshare makes for 0.2.0: test/upgrade/catalog.test
 -- compares the two, object by object.  The data stays: rows are only added
 -- (the installation id) or filled in (jobs.submitter_oid).
@@ -737,13 +742,3 @@ RETURNS bigint LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT (extract(epoch FROM t) * 1000)::bigint
 $$;
-
-------------------------------------------------------------------------------
--- 95_dump.sql: pg_dump keeps the installation id
-------------------------------------------------------------------------------
-
-SELECT pg_catalog.pg_extension_config_dump('fairshare.installation', '');
-
--- Later catalog changes of 0.2.0 (sql/parts/90_api*.sql, ...) go in their
--- sql/parts order: after the 89_api_common.sql section, before 95_dump.sql.
--- test/upgrade/catalog.test shows what is still missing.
