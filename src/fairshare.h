@@ -34,48 +34,4 @@ extern int	fairshare_create_retry_timeout_s;
 /* 63 (SageMaker) - 8 (installation) - 19 (job id) - 2 (attempt) - 2 hyphens */
 #define FAIRSHARE_JOB_NAME_PREFIX_MAX 32
 
-/*
- * A scheduling pass that places thousands of jobs takes a while, and the
- * dispatcher runs passes in the same process as its SageMaker calls.  It
- * sets fairshare_pass_progress_hook so that those calls keep moving
- * meanwhile: the pass and the job transition trigger call
- * fairshare_pass_progress() for every job row they handle, and that calls
- * the hook at most every FAIRSHARE_PASS_PROGRESS_US.  The hook must not
- * touch the database.  In any other backend it is NULL and costs a test.
- */
-typedef void (*fairshare_pass_progress_hook_type) (void);
-extern fairshare_pass_progress_hook_type fairshare_pass_progress_hook;
-
-#define FAIRSHARE_PASS_PROGRESS_US	2000
-
-extern void fairshare_pass_progress_call_hook(void);
-
-static inline void
-fairshare_pass_progress(void)
-{
-	if (fairshare_pass_progress_hook != NULL)
-		fairshare_pass_progress_call_hook();
-}
-
-/*
- * Set by the dispatcher: the most jobs one schedule() call places, and the
- * most new jobs it takes into their queues (0: no limit, as for a person
- * calling schedule()).  Small passes let the first creates of a burst go
- * out after milliseconds, not after one pass over all of it.  After each
- * call, fairshare_pass_left_work tells whether it stopped at the limit with
- * work left (jobs it could have placed, or new jobs not taken in).
- */
-extern int	fairshare_pass_placement_target;
-extern bool fairshare_pass_left_work;
-
-/*
- * Set by the dispatcher: schedule() does not wait for the pass lock.  When
- * another session holds it (a person's schedule() in a transaction left
- * open), the call does nothing and sets fairshare_pass_lock_missed; the
- * dispatcher goes on with its calls, and that session's commit wakes it
- * for the next pass.
- */
-extern bool fairshare_pass_lock_nowait;
-extern bool fairshare_pass_lock_missed;
-
 #endif							/* FAIRSHARE_H */

@@ -23,6 +23,7 @@
 #include "utils/hsearch.h"
 
 #include "fairshare.h"
+#include "progress.h"
 #include "sql_api/pass_input.h"
 
 #define TYPE_KEY_LEN 128
@@ -642,7 +643,7 @@ collect_runnable(PassWorld *w, JobList *list)
 		int		   *type_ids;
 		bool		isnull;
 
-		fairshare_pass_progress();
+		fairshare_progress();
 		if (s < 0)
 			continue;
 		if (list->n == list->cap)
@@ -891,7 +892,7 @@ load_running(PassWorld *w)
 		char	   *queue = col_text(r, 3, NULL);
 		char	   *type = col_text(r, 6, NULL);
 
-		fairshare_pass_progress();
+		fairshare_progress();
 		j->environment = environment_index(w, col_text(r, 5, NULL));
 		if (j->environment < 0 || type == NULL)
 			continue;			/* cannot happen: placed jobs pin their environment */

@@ -27,7 +27,7 @@
  */
 #include "pg_prelude.h"
 
-#include "fairshare.h"
+#include "progress.h"
 #include "sql_api/pass_input.h"
 #include "sql_api/schedule.h"
 
@@ -72,44 +72,31 @@ exec_kept(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes,
 		elog(ERROR, "\"%s\" failed: %s", sql, SPI_result_code_string(ret));
 }
 
-fairshare_pass_progress_hook_type fairshare_pass_progress_hook = NULL;
-int			fairshare_pass_placement_target = 0;
-bool		fairshare_pass_left_work = false;
-bool		fairshare_pass_lock_nowait = false;
-bool		fairshare_pass_lock_missed = false;
-
-void
-fairshare_pass_progress_call_hook(void)
-{
-	static TimestampTz last_call = 0;
-	TimestampTz now = GetCurrentTimestamp();
-
-	if (now - last_call >= FAIRSHARE_PASS_PROGRESS_US && fairshare_pass_progress_hook != NULL)
-	{
-		last_call = now;
-		fairshare_pass_progress_hook();
-	}
-}
-
-bool
-fairshare_pass_begin(void)
+/*
+ * Take the pass lock and move new jobs into their queues (at most
+ * placement_limit of them, when it is above 0); returns whether new jobs
+ * were left for the next pass.  With lock_nowait and the lock held
+ * elsewhere, does neither and sets *lock_missed.
+ */
+static bool
+pass_begin(const FairsharePassOptions *options, bool *lock_missed)
 {
 	static SPIPlanPtr lock_plan = NULL;
 	static SPIPlanPtr try_lock_plan = NULL;
 	static SPIPlanPtr prepare_plan = NULL;
 	Oid			types[1] = {INT4OID};
-	Datum		values[1] = {Int32GetDatum(fairshare_pass_placement_target)};
+	Datum		values[1] = {Int32GetDatum(options->placement_limit)};
 	bool		isnull;
 
-	fairshare_pass_lock_missed = false;
-	if (fairshare_pass_lock_nowait)
+	*lock_missed = false;
+	if (options->lock_nowait)
 	{
 		exec_kept(&try_lock_plan, "SELECT pg_try_advisory_xact_lock(" CppAsString2(PASS_LOCK_KEY1) ", "
 				  CppAsString2(PASS_LOCK_KEY2) ")", 0, NULL, NULL, NULL);
 		if (SPI_processed != 1 ||
 			!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
 		{
-			fairshare_pass_lock_missed = true;
+			*lock_missed = true;
 			return false;
 		}
 	}
@@ -117,7 +104,7 @@ fairshare_pass_begin(void)
 		exec_kept(&lock_plan, "SELECT pg_advisory_xact_lock(" CppAsString2(PASS_LOCK_KEY1) ", "
 				  CppAsString2(PASS_LOCK_KEY2) ")", 0, NULL, NULL, NULL);
 	exec_kept(&prepare_plan, "SELECT fairshare._prepare_pass($1)", 1, types, values,
-			  fairshare_pass_placement_target > 0 ? NULL : "n");
+			  options->placement_limit > 0 ? NULL : "n");
 	if (SPI_processed != 1)
 		elog(ERROR, "fairshare._prepare_pass() returned %llu rows", (unsigned long long) SPI_processed);
 	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -391,7 +378,7 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 		const char *type = d->instance_type >= 0 ? w->input.instance_type_names[d->instance_type] : NULL;
 		char	   *reason;
 
-		fairshare_pass_progress();
+		fairshare_progress();
 		if (decision_touches_busy(busy, d))
 		{
 			/* its row is another transaction's until that commits: next pass */
@@ -424,7 +411,8 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 					row[2] = CStringGetTextDatum(env);
 					row[3] = CStringGetTextDatum(type);
 					row[4] = CStringGetTextDatum(reason);
-					tuplestore_putvalues(out, desc, row, row_nulls);
+					if (out != NULL)
+						tuplestore_putvalues(out, desc, row, row_nulls);
 				}
 				if (d->kind == FS_DECISION_PLACE)
 				{
@@ -666,17 +654,24 @@ fairshare_prefix_used_up(const PassWorld *w, const FsResult *r)
 	return used_up;
 }
 
-Datum
-fairshare_schedule(PG_FUNCTION_ARGS)
+/*
+ * One scheduling pass (see the file's header comment), in the caller's
+ * transaction and SPI connection state.  Its rows (PLACE and PREEMPT
+ * decisions) go to out, when it is not NULL.
+ */
+void
+fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleDesc desc,
+			   FairsharePassOutcome *outcome)
 {
-	bool		dry_run = PG_ARGISNULL(0) ? false : PG_GETARG_BOOL(0);
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-
-	bool		limited = !dry_run && fairshare_pass_placement_target > 0;
-	int			place_budget = limited ? fairshare_pass_placement_target : -1;
+	bool		dry_run = options->dry_run;
+	bool		limited = !dry_run && options->placement_limit > 0;
+	int			place_budget = limited ? options->placement_limit : -1;
 	bool		left_work = false;
 	int			prefix = PASS_PREFIX;
 	BusyJobs	busy = {NULL, 0, 0};
+
+	outcome->left_work = false;
+	outcome->lock_missed = false;
 
 	/*
 	 * Passes are serialised by a lock, which only works if each reads what
@@ -690,35 +685,33 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 				 errdetail("At %s a pass would not see what another pass placed meanwhile, and could give the same capacity twice.",
 						   XactIsoLevel == XACT_SERIALIZABLE ? "SERIALIZABLE" : "REPEATABLE READ"),
 				 errhint("Call it in its own transaction, or run schedule(true) for a dry run.")));
-	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (!dry_run)
 	{
-		left_work = fairshare_pass_begin();
-		if (fairshare_pass_lock_missed)
+		left_work = pass_begin(options, &outcome->lock_missed);
+		if (outcome->lock_missed)
 		{
-			fairshare_pass_left_work = false;
 			SPI_finish();
-			return (Datum) 0;
+			return;
 		}
 	}
 
 	/* A limited call loads enough of each share's head to reach its limit in one round. */
 	if (limited)
-		prefix = Min(Max(PASS_PREFIX, fairshare_pass_placement_target), PASS_PREFIX_MAX);
+		prefix = Min(Max(PASS_PREFIX, options->placement_limit), PASS_PREFIX_MAX);
 	for (int round = 0; round < MAX_PASS_ROUNDS; round++, prefix = Min(prefix * 2, PASS_PREFIX_MAX))
 	{
 		PassWorld  *world;
 		FsResult   *result;
 		bool		again;
 
-		fairshare_pass_progress();
+		fairshare_progress();
 		world = fairshare_load_world(prefix, NULL, NULL, 0, false);
 		fairshare_world_treat_as_busy(world, busy.ids, busy.n);
-		fairshare_pass_progress();
+		fairshare_progress();
 		result = fairshare_run_core(world);
-		fairshare_pass_progress();
+		fairshare_progress();
 
 		/*
 		 * A job changed under the pass, or another transaction holds one:
@@ -732,9 +725,9 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 			world = fairshare_load_world(prefix, NULL, NULL, 0, false);
 			fairshare_world_treat_as_busy(world, busy.ids, busy.n);
 			result = fairshare_run_core(world);
-			fairshare_pass_progress();
+			fairshare_progress();
 		}
-		if (handle_decisions(world, result, dry_run, &busy, rsinfo->setResult, rsinfo->setDesc, &place_budget))
+		if (handle_decisions(world, result, dry_run, &busy, out, desc, &place_budget))
 			left_work = true;
 		if (!dry_run)
 			store_usage(world, result);
@@ -747,8 +740,21 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 		if (!again || place_budget == 0)
 			break;
 	}
-	fairshare_pass_left_work = left_work;
+	outcome->left_work = left_work;
 
 	SPI_finish();
+}
+
+/* fairshare.schedule(dry_run): a pass with no limit that waits for the lock. */
+Datum
+fairshare_schedule(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	FairsharePassOptions options = {0};
+	FairsharePassOutcome outcome;
+
+	options.dry_run = PG_ARGISNULL(0) ? false : PG_GETARG_BOOL(0);
+	InitMaterializedSRF(fcinfo, 0);
+	fairshare_pass(&options, rsinfo->setResult, rsinfo->setDesc, &outcome);
 	return (Datum) 0;
 }

@@ -29,7 +29,7 @@
 #include "utils/datum.h"
 #include "utils/rel.h"
 
-#include "fairshare.h"
+#include "progress.h"
 #include "tables/installation.h"
 #include "tables/job_row.h"
 
@@ -158,7 +158,7 @@ fairshare_job_transition(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("fairshare._job_transition() must be a BEFORE UPDATE row trigger")));
 	/* a pass moving thousands of jobs spends its time in here */
-	fairshare_pass_progress();
+	fairshare_progress();
 	rel = trigdata->tg_relation;
 	fairshare_job_row_read(rel, trigdata->tg_trigtuple, &old_row);
 	fairshare_job_row_read(rel, trigdata->tg_newtuple, &new_row);

@@ -54,6 +54,8 @@
 
 #include "aws/sagemaker_client.h"
 #include "fairshare.h"
+#include "progress.h"
+#include "sql_api/schedule.h"
 #include "tables/installation.h"
 #include "worker/dispatch.h"
 #include "worker/dispatcher.h"
@@ -132,17 +134,14 @@ struct FairshareDispatch
 };
 
 /*
- * The dispatcher's client, moved along during its scheduling passes (see
- * fairshare_pass_progress_hook): the creates of the last pass keep going
+ * The dispatcher's client, moved along during its scheduling passes (a
+ * progress callback, progress.h): the creates of the last pass keep going
  * out, and their answers coming in, while the next pass runs.
  */
-static FsSmClient *pass_progress_client = NULL;
-
 static void
-pump_during_pass(void)
+pump_during_pass(void *client)
 {
-	if (pass_progress_client != NULL)
-		fs_sm_pump(pass_progress_client);
+	fs_sm_pump((FsSmClient *) client);
 }
 
 FairshareDispatch *
@@ -180,10 +179,7 @@ fairshare_dispatch_create(void)
 	}
 	d->started_at = GetCurrentTimestamp();
 	d->need_pass = true;
-	pass_progress_client = d->client;
-	fairshare_pass_progress_hook = pump_during_pass;
-	fairshare_pass_placement_target = DISPATCH_PASS_PLACEMENTS;
-	fairshare_pass_lock_nowait = true;
+	fairshare_progress_register(pump_during_pass, d->client);
 	return d;
 }
 
@@ -210,8 +206,7 @@ fairshare_dispatch_reset(FairshareDispatch *d)
 void
 fairshare_dispatch_destroy(FairshareDispatch *d)
 {
-	fairshare_pass_progress_hook = NULL;
-	pass_progress_client = NULL;
+	fairshare_progress_register(NULL, NULL);
 	fs_sm_client_destroy(d->client);
 	MemoryContextDelete(d->cxt);
 	MemoryContextDelete(d->wait_cxt);
@@ -588,22 +583,24 @@ describe_due(FairshareDispatch *d, TimestampTz now, long wait_ms)
 }
 
 /*
- * A scheduling pass in its own transaction.  Returns whether it stopped
- * with work left (fairshare_pass_left_work): jobs it could have placed
- * beyond DISPATCH_PASS_PLACEMENTS, or new jobs it did not take in.
- * Otherwise a pass at once would decide nothing new: what it placed was
- * all that fit, and what changes that (a commit, an outcome) asks for a
- * pass itself.
+ * A scheduling pass in its own transaction, placing at most
+ * DISPATCH_PASS_PLACEMENTS jobs and never waiting for the pass lock.
+ * Returns whether it stopped with work left: jobs it could have placed
+ * beyond the limit, or new jobs it did not take in.  Otherwise a pass at
+ * once would decide nothing new: what it placed was all that fit, and what
+ * changes that (a commit, an outcome) asks for a pass itself.
  */
 static bool
 run_pass(void)
 {
 	static bool said_lock_held = false;
+	FairsharePassOptions options = {0};
+	FairsharePassOutcome outcome;
 
+	options.placement_limit = DISPATCH_PASS_PLACEMENTS;
+	options.lock_nowait = true;
 	begin_short_xact("fairshare dispatcher: scheduling pass");
-	if (SPI_execute("SELECT count(*) FROM fairshare.schedule()", false, 0) != SPI_OK_SELECT ||
-		SPI_processed != 1)
-		elog(ERROR, "fairshare dispatcher: fairshare.schedule() failed");
+	fairshare_pass(&options, NULL, NULL, &outcome);
 	end_short_xact();
 
 	/*
@@ -611,12 +608,12 @@ run_pass(void)
 	 * left open, say): no pass this turn, and none waited for; the calls
 	 * go on.  Said once per such spell.
 	 */
-	if (fairshare_pass_lock_missed && !said_lock_held)
+	if (outcome.lock_missed && !said_lock_held)
 		ereport(LOG,
 				(errmsg("fairshare dispatcher: another session holds the scheduling pass lock; passes are skipped until it commits"),
 				 errhint("A fairshare.schedule() call in a transaction holds the lock until that transaction ends.")));
-	said_lock_held = fairshare_pass_lock_missed;
-	return fairshare_pass_left_work;
+	said_lock_held = outcome.lock_missed;
+	return outcome.left_work;
 }
 
 /*
