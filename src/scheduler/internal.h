@@ -8,7 +8,7 @@
  * pass lives in one FsPass on the caller's stack and in memory from the
  * caller's allocator.
  *
- * Vocabulary (as in fairshare.h):
+ * Vocabulary (as in fairshare.c):
  *	 job		a RUNNABLE job loaded for this pass (FsJobState)
  *	 running	a job that occupies capacity (FsRunningJob)
  *	 pair		an (environment, instance type) a job may be placed on

@@ -22,7 +22,7 @@
 #include "utils/array.h"
 #include "utils/hsearch.h"
 
-#include "fairshare.h"
+#include "settings.h"
 #include "progress.h"
 #include "sql_api/pass_input.h"
 

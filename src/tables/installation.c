@@ -19,7 +19,7 @@
 
 #include "storage/proc.h"
 
-#include "fairshare.h"
+#include "settings.h"
 #include "tables/installation.h"
 #include "tables/lookup.h"
 

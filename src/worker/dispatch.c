@@ -53,7 +53,7 @@
 #include "utils/wait_event.h"
 
 #include "aws/sagemaker_client.h"
-#include "fairshare.h"
+#include "settings.h"
 #include "progress.h"
 #include "sql_api/schedule.h"
 #include "tables/installation.h"

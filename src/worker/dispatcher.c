@@ -39,7 +39,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/snapmgr.h"
 
-#include "fairshare.h"
+#include "settings.h"
 #include "tables/lookup.h"
 #include "worker/dispatch.h"
 #include "worker/dispatcher.h"

@@ -1,21 +1,17 @@
 /*-------------------------------------------------------------------------
  *
- * fairshare.h
- *		Settings and entry points shared by the extension's server-side files.
+ * settings.h
+ *		The fairshare.* settings (GUCs), read by every layer.
  *
- * Vocabulary used throughout the code:
- *	 job		what a user submitted (a row of fairshare.jobs)
- *	 attempt	one SageMaker training job run for a job (fairshare.job_attempts)
- *	 pass		one scheduling decision round (fairshare.schedule())
- *	 placement	a decision to start a job on an (environment, instance type)
- *	 victim		a running job stopped to make room for another
+ * A bottom layer: it includes nothing of fairshare's, so any file may
+ * include it.  The settings are defined in settings.c.
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FAIRSHARE_H
-#define FAIRSHARE_H
+#ifndef FAIRSHARE_SETTINGS_H
+#define FAIRSHARE_SETTINGS_H
 
-/* Settings (GUCs), defined in fairshare.c; see README for their meaning. */
+/* The settings; see README for their meaning. */
 extern char *fairshare_database;
 extern int	fairshare_poll_interval_ms;
 extern int	fairshare_max_concurrent_requests;
@@ -34,4 +30,7 @@ extern int	fairshare_create_retry_timeout_s;
 /* 63 (SageMaker) - 8 (installation) - 19 (job id) - 2 (attempt) - 2 hyphens */
 #define FAIRSHARE_JOB_NAME_PREFIX_MAX 32
 
-#endif							/* FAIRSHARE_H */
+/* Define every fairshare.* setting; called once, from _PG_init. */
+extern void fairshare_define_settings(void);
+
+#endif							/* FAIRSHARE_SETTINGS_H */
