@@ -60,6 +60,7 @@
 #include "worker/dispatch.h"
 #include "worker/dispatcher.h"
 #include "worker/log_throttle.h"
+#include "worker/xact.h"
 
 #define TRAINING_JOB_NAME_MAX 64
 #define MAX_RESULTS_PER_WAIT 64
@@ -213,28 +214,6 @@ fairshare_dispatch_destroy(FairshareDispatch *d)
 	pfree(d);
 }
 
-/* ---------- short transactions ---------- */
-
-static void
-begin_short_xact(const char *what)
-{
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	PushActiveSnapshot(GetTransactionSnapshot());
-	pgstat_report_activity(STATE_RUNNING, what);
-}
-
-static void
-end_short_xact(void)
-{
-	SPI_finish();
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	pgstat_report_activity(STATE_IDLE, NULL);
-}
-
 static void
 exec_params(const char *sql, int nargs, Oid *types, Datum *values)
 {
@@ -268,7 +247,7 @@ write_outcome(const char *function_call, int64 job_id, Oid arg_type, Datum arg)
 	OutcomeWrite outcome = OUTCOME_JOB_BUSY;
 	char	   *query = psprintf("SELECT %s NOT IN ('SCHEDULED', 'STARTING', 'RUNNING')", function_call);
 
-	begin_short_xact("fairshare dispatcher: outcome");
+	fairshare_xact_begin("fairshare dispatcher: outcome");
 	if (SPI_execute_with_args("SELECT 1 FROM fairshare.jobs WHERE job_id = $1 FOR UPDATE SKIP LOCKED",
 							  1, types, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not lock job " INT64_FORMAT, job_id);
@@ -285,7 +264,7 @@ write_outcome(const char *function_call, int64 job_id, Oid arg_type, Datum arg)
 				outcome = OUTCOME_LEFT_PLACED;
 		}
 	}
-	end_short_xact();
+	fairshare_xact_commit();
 	pfree(query);
 	return outcome;
 }
@@ -308,7 +287,7 @@ note_call_trouble(const AttemptTrack *t, const char *reason)
 	Datum		values[3] = {Int64GetDatum(t->job_id), CStringGetTextDatum(t->name),
 	CStringGetTextDatum(reason)};
 
-	begin_short_xact("fairshare dispatcher: status_reason");
+	fairshare_xact_begin("fairshare dispatcher: status_reason");
 	/* a note, not an outcome: skipped while another transaction holds the row */
 	if (SPI_execute_with_args("UPDATE fairshare.jobs SET status_reason = $3 "
 							  "WHERE job_id IN (SELECT job_id FROM fairshare.jobs WHERE job_id = $1 "
@@ -316,7 +295,7 @@ note_call_trouble(const AttemptTrack *t, const char *reason)
 							  "AND status_reason IS DISTINCT FROM $3 FOR NO KEY UPDATE SKIP LOCKED)",
 							  3, types, values, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record why job " INT64_FORMAT " waits", t->job_id);
-	end_short_xact();
+	fairshare_xact_commit();
 }
 
 /* A DescribeTrainingJob-shaped answer we make up ourselves. */
@@ -331,7 +310,7 @@ made_up_response(const char *name, const char *status, const char *failure)
 	bool		isnull;
 	MemoryContext outer = CurrentMemoryContext;
 
-	begin_short_xact("fairshare dispatcher: response");
+	fairshare_xact_begin("fairshare dispatcher: response");
 	if (SPI_execute_with_args("SELECT jsonb_strip_nulls(jsonb_build_object('TrainingJobName', $1, "
 							  "'TrainingJobStatus', $2, 'SecondaryStatus', $2, 'FailureReason', $3))",
 							  3, types, values, nulls, true, 1) != SPI_OK_SELECT)
@@ -345,7 +324,7 @@ made_up_response(const char *name, const char *status, const char *failure)
 		MemoryContextSwitchTo(spi);
 		result = copy;
 	}
-	end_short_xact();
+	fairshare_xact_commit();
 	return result;
 }
 
@@ -500,7 +479,7 @@ send_creates(FairshareDispatch *d, AttemptTrack **want, int n)
 	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
 												TYPALIGN_DOUBLE));
 
-	begin_short_xact("fairshare dispatcher: create requests");
+	fairshare_xact_begin("fairshare dispatcher: create requests");
 	if (SPI_execute_with_args("SELECT j.job_id, j.training_job_name, fairshare.create_training_job_request(j) "
 							  "FROM fairshare.jobs j WHERE j.job_id = ANY($1) AND j.status = 'SCHEDULED'",
 							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
@@ -527,7 +506,7 @@ send_creates(FairshareDispatch *d, AttemptTrack **want, int n)
 		}
 		MemoryContextSwitchTo(spi);
 	}
-	end_short_xact();
+	fairshare_xact_commit();
 
 	for (uint64 i = 0; i < got; i++)
 	{
@@ -599,9 +578,9 @@ run_pass(void)
 
 	options.placement_limit = DISPATCH_PASS_PLACEMENTS;
 	options.lock_nowait = true;
-	begin_short_xact("fairshare dispatcher: scheduling pass");
+	fairshare_xact_begin("fairshare dispatcher: scheduling pass");
 	fairshare_pass(&options, NULL, NULL, &outcome);
-	end_short_xact();
+	fairshare_xact_commit();
 
 	/*
 	 * Another session's pass holds the lock (a schedule() in a transaction
@@ -692,7 +671,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 	d->pass_again = run_pass();
 
 	/* The placed attempts and what each needs. */
-	begin_short_xact("fairshare dispatcher: work");
+	fairshare_xact_begin("fairshare dispatcher: work");
 	strlcpy(d->installation_id, fairshare_installation_id(), sizeof(d->installation_id));
 	if (SPI_execute("SELECT j.job_id, j.training_job_name, j.training_job_arn IS NOT NULL, "
 					"j.stop_kind IS NOT NULL AND j.stop_sent_at IS NULL, e.endpoint_url, e.region, "
@@ -730,7 +709,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 		}
 		MemoryContextSwitchTo(spi);
 	}
-	end_short_xact();
+	fairshare_xact_commit();
 
 	hash_seq_init(&seq, d->tracks);
 	while ((t = hash_seq_search(&seq)) != NULL)
@@ -902,7 +881,7 @@ flush_outcomes(FairshareDispatch *d)
 
 	if (b->n_arns == 0 && b->n_statuses == 0)
 		return;
-	begin_short_xact("fairshare dispatcher: outcomes");
+	fairshare_xact_begin("fairshare dispatcher: outcomes");
 	locked = lock_batch_jobs(b);
 	if (b->n_arns > 0)
 	{
@@ -950,7 +929,7 @@ flush_outcomes(FairshareDispatch *d)
 		if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
 			d->turn_needed = true;
 	}
-	end_short_xact();
+	fairshare_xact_commit();
 	b->n_arns = 0;
 	b->n_statuses = 0;
 }
@@ -961,13 +940,13 @@ record_stop_sent(AttemptTrack *t)
 	Oid			types[2] = {INT8OID, TEXTOID};
 	Datum		values[2] = {Int64GetDatum(t->job_id), CStringGetTextDatum(t->name)};
 
-	begin_short_xact("fairshare dispatcher: stop sent");
+	fairshare_xact_begin("fairshare dispatcher: stop sent");
 	/* skipped while another transaction holds the row: a resent stop is harmless */
 	exec_params("UPDATE fairshare.jobs SET stop_sent_at = now() "
 				"WHERE job_id IN (SELECT job_id FROM fairshare.jobs WHERE job_id = $1 "
 				"AND training_job_name = $2 AND stop_sent_at IS NULL FOR NO KEY UPDATE SKIP LOCKED)",
 				2, types, values);
-	end_short_xact();
+	fairshare_xact_commit();
 }
 
 /* A top-level string member of a JSON object, or NULL. */
@@ -1220,17 +1199,6 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 	}
 }
 
-/* In a PG_CATCH: log the ERROR, clear it and roll its transaction back. */
-static void
-report_and_roll_back(MemoryContext cxt)
-{
-	MemoryContextSwitchTo(cxt);
-	EmitErrorReport();
-	FlushErrorState();
-	AbortCurrentTransaction();
-	pgstat_report_activity(STATE_IDLE, NULL);
-}
-
 /*
  * After an ERROR while an outcome was written: report it, roll back, and
  * have the attempt looked up again after a poll interval (as suspect when
@@ -1242,7 +1210,7 @@ contain_outcome_error(FairshareDispatch *d, MemoryContext cxt, int64 job_id, boo
 {
 	AttemptTrack *t;
 
-	report_and_roll_back(cxt);
+	fairshare_xact_report_and_roll_back(cxt);
 	t = hash_search(d->tracks, &job_id, HASH_FIND, NULL);
 	if (t == NULL)
 		return;
@@ -1365,7 +1333,7 @@ flush_outcomes_guarded(FairshareDispatch *d)
 		int			n = b->n_statuses;
 
 		error_context_stack = errcallback.previous;
-		report_and_roll_back(cxt);
+		fairshare_xact_report_and_roll_back(cxt);
 		b->n_arns = b->n_statuses = 0;
 		for (int i = 0; i < n; i++)
 			apply_status_guarded(d, DatumGetInt64(b->status_ids[i]), DatumGetJsonbP(b->statuses[i]));

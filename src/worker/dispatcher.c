@@ -45,6 +45,7 @@
 #include "worker/dispatcher.h"
 #include "worker/log_throttle.h"
 #include "worker/shared_state.h"
+#include "worker/xact.h"
 
 PGDLLEXPORT void fairshare_dispatcher_main(Datum main_arg);
 
@@ -78,16 +79,11 @@ extension_installed(void)
 {
 	bool		installed;
 
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	SPI_connect();
-	PushActiveSnapshot(GetTransactionSnapshot());
+	fairshare_xact_begin("fairshare dispatcher: is the extension installed?");
 	if (SPI_execute("SELECT 1 FROM pg_extension WHERE extname = 'fairshare'", true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_extension");
 	installed = SPI_processed > 0;
-	SPI_finish();
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	fairshare_xact_commit();
 	return installed;
 }
 
@@ -101,17 +97,12 @@ take_dispatcher_lock(void)
 	bool		got;
 	bool		isnull;
 
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	SPI_connect();
-	PushActiveSnapshot(GetTransactionSnapshot());
+	fairshare_xact_begin("fairshare dispatcher: taking the dispatcher lock");
 	if (SPI_execute("SELECT pg_try_advisory_lock(" CppAsString2(DISPATCHER_LOCK_KEY1) ", "
 					CppAsString2(DISPATCHER_LOCK_KEY2) ")", false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not take the dispatcher lock");
 	got = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	fairshare_xact_commit();
 	return got;
 }
 
