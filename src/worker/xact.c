@@ -4,6 +4,12 @@
  *		The worker's short transactions (see xact.h): the skeleton of
  *		PostgreSQL's worker_spi around each unit of work.
  *
+ * After each, the worker reports its table statistics
+ * (pgstat_report_stat), as a backend does when it goes idle: a worker that
+ * never does keeps them to itself until it exits, and autovacuum never
+ * sees the rows it updates in fairshare.jobs.  The call flushes at most
+ * once a second; what it holds back goes with a later transaction.
+ *
  *-------------------------------------------------------------------------
  */
 #include "pg_prelude.h"
@@ -30,6 +36,7 @@ fairshare_xact_commit(void)
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	pgstat_report_stat(false);
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
 
@@ -40,5 +47,6 @@ fairshare_xact_report_and_roll_back(MemoryContext cxt)
 	EmitErrorReport();
 	FlushErrorState();
 	AbortCurrentTransaction();
+	pgstat_report_stat(false);
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
