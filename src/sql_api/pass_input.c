@@ -25,6 +25,7 @@
 #include "settings.h"
 #include "progress.h"
 #include "sql_api/pass_input.h"
+#include "tables/job_status.h"
 
 #define TYPE_KEY_LEN 128
 #define SHARE_KEY_LEN 400
@@ -89,7 +90,7 @@ static KeptPlan fair_shares_plan = {NULL,
 	"    FROM ids WHERE ids.id IS NOT NULL)"
 	" SELECT q, id FROM ids WHERE id IS NOT NULL"
 	" UNION SELECT job_queue, share_identifier FROM fairshare.jobs"
-	"  WHERE status IN ('SCHEDULED', 'STARTING', 'RUNNING') AND job_queue = ANY ($1) AND share_identifier IS NOT NULL"
+	"  WHERE status IN " FS_PLACED_STATUSES_SQL " AND job_queue = ANY ($1) AND share_identifier IS NOT NULL"
 	" UNION SELECT job_queue, share_identifier FROM fairshare.share_usage"
 	"  WHERE job_queue = ANY ($1) AND usage >= 0.01",
 	1, {TEXTARRAYOID}};
@@ -153,7 +154,7 @@ static KeptPlan running_plan = {NULL,
 	"instance_type, instance_count, scheduling_priority, coalesce(started_at, scheduled_at), "
 	"stop_requested_at IS NOT NULL, CASE WHEN stop_kind = 'PREEMPT' THEN preempted_for END, "
 	TIME_LIMIT("")
-	" FROM fairshare.jobs WHERE status IN ('SCHEDULED', 'STARTING', 'RUNNING') ORDER BY job_id", 0};
+	" FROM fairshare.jobs WHERE status IN " FS_PLACED_STATUSES_SQL " ORDER BY job_id", 0};
 
 static void
 run_plan(KeptPlan *kp, Datum *values)

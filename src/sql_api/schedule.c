@@ -30,6 +30,7 @@
 #include "progress.h"
 #include "sql_api/pass_input.h"
 #include "sql_api/schedule.h"
+#include "tables/job_status.h"
 
 PG_FUNCTION_INFO_V1(fairshare_schedule);
 
@@ -277,7 +278,7 @@ write_placements(DecisionBatch *places, DecisionBatch *preempts)
 				  "UPDATE fairshare.jobs j SET stop_kind = 'PREEMPT', stop_reason = d.reason, "
 				  "stop_requested_at = now(), preempted_for = d.for_job "
 				  "FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS d(id, reason, for_job) "
-				  "WHERE j.job_id = d.id AND j.status IN ('SCHEDULED', 'STARTING', 'RUNNING') "
+				  "WHERE j.job_id = d.id AND j.status IN " FS_PLACED_STATUSES_SQL " "
 				  "AND j.stop_kind IS NULL",
 				  3, t, v, NULL);
 	}

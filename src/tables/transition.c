@@ -32,6 +32,7 @@
 #include "progress.h"
 #include "tables/installation.h"
 #include "tables/job_row.h"
+#include "tables/job_status.h"
 
 PG_FUNCTION_INFO_V1(fairshare_job_transition);
 
@@ -42,12 +43,6 @@ static const JobColumn immutable_columns[] = {
 	COL_PREEMPTION_RETRIES, COL_ATTEMPT_DURATION_SECONDS, COL_TAGS, COL_SUBMITTED_BY,
 	COL_CREATED_AT, COL_SUBMITTER_OID
 };
-
-typedef enum JobState
-{
-	ST_SUBMITTED, ST_PENDING, ST_RUNNABLE, ST_SCHEDULED, ST_STARTING, ST_RUNNING,
-	ST_SUCCEEDED, ST_FAILED, N_STATES
-} JobState;
 
 static const char *const state_names[N_STATES] = {
 	"SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING",
@@ -77,12 +72,6 @@ state_of(const JobRow *row)
 			return (JobState) s;
 	elog(ERROR, "unknown job status \"%s\"", label ? label : "NULL");
 	return ST_SUBMITTED;		/* keep compiler quiet */
-}
-
-static bool
-is_placed(JobState s)
-{
-	return s == ST_SCHEDULED || s == ST_STARTING || s == ST_RUNNING;
 }
 
 /* Same value?  Compares detoasted bytes when the datums differ as stored. */
@@ -266,7 +255,7 @@ fairshare_job_transition(PG_FUNCTION_ARGS)
 	}
 
 	/* Back in the queue from a placed state: the placement is over. */
-	if (is_placed(from) && to == ST_RUNNABLE)
+	if (fs_status_is_placed(from) && to == ST_RUNNABLE)
 	{
 		set_null(&new_row, COL_SERVICE_ENVIRONMENT);
 		set_null(&new_row, COL_INSTANCE_TYPE);

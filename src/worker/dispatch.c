@@ -56,6 +56,7 @@
 #include "settings.h"
 #include "progress.h"
 #include "sql_api/schedule.h"
+#include "tables/job_status.h"
 #include "tables/installation.h"
 #include "worker/dispatch.h"
 #include "worker/dispatcher.h"
@@ -245,7 +246,7 @@ write_outcome(const char *function_call, int64 job_id, Oid arg_type, Datum arg)
 	Oid			types[2] = {INT8OID, arg_type};
 	Datum		values[2] = {Int64GetDatum(job_id), arg};
 	OutcomeWrite outcome = OUTCOME_JOB_BUSY;
-	char	   *query = psprintf("SELECT %s NOT IN ('SCHEDULED', 'STARTING', 'RUNNING')", function_call);
+	char	   *query = psprintf("SELECT %s NOT IN " FS_PLACED_STATUSES_SQL, function_call);
 
 	fairshare_xact_begin("fairshare dispatcher: outcome");
 	if (SPI_execute_with_args("SELECT 1 FROM fairshare.jobs WHERE job_id = $1 FOR UPDATE SKIP LOCKED",
@@ -677,7 +678,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 					"j.stop_kind IS NOT NULL AND j.stop_sent_at IS NULL, e.endpoint_url, e.region, "
 					"j.scheduled_at "
 					"FROM fairshare.jobs j JOIN fairshare.service_environments e ON e.name = j.service_environment "
-					"WHERE j.status IN ('SCHEDULED', 'STARTING', 'RUNNING') ORDER BY j.job_id",
+					"WHERE j.status IN " FS_PLACED_STATUSES_SQL " ORDER BY j.job_id",
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the dispatcher's work");
 	n = SPI_processed;
@@ -905,7 +906,7 @@ flush_outcomes(FairshareDispatch *d)
 		exec_params("UPDATE fairshare.jobs j SET training_job_arn = ($3::text[])[array_position($1::bigint[], j.job_id)] "
 					"WHERE j.job_id = ANY($1::bigint[]) AND j.job_id = ANY($4::bigint[]) "
 					"AND j.training_job_name = ($2::text[])[array_position($1::bigint[], j.job_id)] "
-					"AND j.status IN ('SCHEDULED', 'STARTING', 'RUNNING') AND j.training_job_arn IS NULL",
+					"AND j.status IN " FS_PLACED_STATUSES_SQL " AND j.training_job_arn IS NULL",
 					4, types, values);
 	}
 	if (b->n_statuses > 0)
@@ -919,7 +920,7 @@ flush_outcomes(FairshareDispatch *d)
 		values[1] = PointerGetDatum(construct_array(b->statuses, b->n_statuses, JSONBOID, -1, false,
 													TYPALIGN_INT));
 		values[2] = locked;
-		if (SPI_execute_with_args("SELECT coalesce(bool_or(s NOT IN ('SCHEDULED', 'STARTING', 'RUNNING')), false) "
+		if (SPI_execute_with_args("SELECT coalesce(bool_or(s NOT IN " FS_PLACED_STATUSES_SQL "), false) "
 								  "FROM (SELECT fairshare.apply_status(u.job_id, u.response) AS s "
 								  "FROM unnest($1::bigint[], $2::jsonb[]) WITH ORDINALITY AS u(job_id, response, n) "
 								  "WHERE u.job_id = ANY($3::bigint[]) "
