@@ -344,16 +344,6 @@ load_environments(PassWorld *w)
 	}
 }
 
-static FsPolicyKind
-policy_kind(const char *kind)
-{
-	if (strcmp(kind, "FAIR_SHARE") == 0)
-		return FS_POLICY_FAIR_SHARE;
-	if (strcmp(kind, "QUOTA_SHARE") == 0)
-		return FS_POLICY_QUOTA_SHARE;
-	return FS_POLICY_FIFO;
-}
-
 /* Returns the scheduling policy name of each queue (NULL for FIFO). */
 static char **
 load_queues(PassWorld *w)
@@ -373,7 +363,7 @@ load_queues(PassWorld *w)
 
 		queues[i].name = col_text(i, 1, w->cxt);
 		queues[i].priority = (int) col_int(i, 2, 0);
-		queues[i].policy = policy_kind(col_text(i, 3, NULL));
+		queues[i].policy = fs_policy_kind_from_name(col_text(i, 3, NULL));
 		queues[i].strict_fifo = col_bool(i, 4);
 		queues[i].share_decay = FS_SECONDS(col_int(i, 5, 0));
 		queues[i].compute_reservation = (int) col_int(i, 6, 0);

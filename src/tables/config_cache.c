@@ -154,8 +154,7 @@ load_queue(const char *name, QueueConfig *config)
 	memset(config, 0, sizeof(*config));
 	config->name = MemoryContextStrdup(cache_context, name);
 	config->enabled = strcmp(state, "ENABLED") == 0;
-	config->kind = kind == NULL ? QUEUE_FIFO :
-		strcmp(kind, "FAIR_SHARE") == 0 ? QUEUE_FAIR_SHARE : QUEUE_QUOTA_SHARE;
+	config->kind = fs_policy_kind_from_name(kind);
 	config->quota_shares = load_names("SELECT name FROM fairshare.quota_shares WHERE job_queue = $1",
 									 name, &config->n_quota_shares);
 	units = load_names("SELECT DISTINCT cl.capacity_unit FROM fairshare.queue_environments qe "

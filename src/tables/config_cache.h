@@ -8,18 +8,13 @@
 #ifndef FAIRSHARE_CONFIG_CACHE_H
 #define FAIRSHARE_CONFIG_CACHE_H
 
-typedef enum QueuePolicyKind
-{
-	QUEUE_FIFO,
-	QUEUE_FAIR_SHARE,
-	QUEUE_QUOTA_SHARE
-} QueuePolicyKind;
+#include "scheduler/scheduler.h"
 
 typedef struct QueueConfig
 {
 	char	   *name;
 	bool		enabled;
-	QueuePolicyKind kind;
+	FsPolicyKind kind;		/* the scheduling core's enum, one for both */
 	int			n_quota_shares;
 	char	  **quota_shares;
 	/* Capacity units of the queue's environments: a NUM_INSTANCES limit lets

@@ -233,7 +233,7 @@ check_queue_and_share(const Submission *s)
 				 errmsg("job queue \"%s\" does not exist", queue_name),
 				 errhint("SELECT name FROM fairshare.job_queues lists the queues.")));
 
-	if (queue->kind == QUEUE_FAIR_SHARE)
+	if (queue->kind == FS_POLICY_FAIR_SHARE)
 	{
 		if (share_identifier == NULL)
 			ereport(ERROR,
@@ -252,7 +252,7 @@ check_queue_and_share(const Submission *s)
 				 errmsg("job queue \"%s\" is not a fair-share queue: share_identifier must not be set",
 						queue_name)));
 
-	if (queue->kind == QUEUE_QUOTA_SHARE)
+	if (queue->kind == FS_POLICY_QUOTA_SHARE)
 	{
 		if (quota_share == NULL)
 			ereport(ERROR,
