@@ -333,6 +333,32 @@ extern bool fs_quota_guaranteed(FsPass *pass, int share, int type, int count);
 extern int64_t fs_quota_borrowed(FsPass *pass, int share);
 extern void fs_init_rules(FsRules *rules);
 
+/*
+ * Which of two shares of a queue takes its turn first (a and b index the
+ * queue's shares; each share's cursor is at the job it offers): the lower
+ * key first when key is given, then the job runnable first, then the
+ * lower job id, then the lower index.  The pass (fair_share.c,
+ * quota_share.c) and the snapshot (order.c) both order by it, so that
+ * queue_snapshot() lists jobs in the order a pass takes them.
+ */
+static inline bool
+fs_share_turn_before(const FsPass *pass, int queue, const double *key, int a, int b)
+{
+	const FsQueueState *qs = &pass->queues[queue];
+	const FsRunnableJob *ja;
+	const FsRunnableJob *jb;
+
+	if (key != NULL && key[a] != key[b])
+		return key[a] < key[b];
+	ja = pass->jobs[pass->shares[qs->shares[a]].cursor].job;
+	jb = pass->jobs[pass->shares[qs->shares[b]].cursor].job;
+	if (ja->runnable_at != jb->runnable_at)
+		return ja->runnable_at < jb->runnable_at;
+	if (ja->job_id != jb->job_id)
+		return ja->job_id < jb->job_id;
+	return a < b;
+}
+
 /* fifo.c, fair_share.c, quota_share.c: one queue's turn */
 extern void fs_fifo_turn(FsPass *pass, int queue);
 extern void fs_fair_share_turn(FsPass *pass, int queue);
