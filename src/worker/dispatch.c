@@ -1201,17 +1201,49 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 }
 
 /*
- * After an ERROR while an outcome was written: report it, roll back, and
- * have the attempt looked up again after a poll interval (as suspect when
- * SageMaker was never seen to know it, and no longer in flight when
- * in_flight_done).
+ * The one contained-error wrapper: work(d, arg) with errcontext describe(arg)
+ * on any error it raises; an ERROR is reported, its transaction rolled
+ * back, and false returned -- the turn goes on.  An outcome that cannot be
+ * written (a trigger on fairshare.jobs, a job deleted under us, ...) must
+ * not keep the others from being written.
+ */
+static bool
+run_contained(FairshareDispatch *d, void (*work) (FairshareDispatch *d, void *arg),
+			  void (*describe) (void *arg), void *arg)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ErrorContextCallback errcallback;
+	volatile bool ok = true;
+
+	errcallback.callback = describe;
+	errcallback.arg = arg;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
+	PG_TRY();
+	{
+		work(d, arg);
+	}
+	PG_CATCH();
+	{
+		error_context_stack = errcallback.previous;
+		fairshare_xact_report_and_roll_back(cxt);
+		ok = false;
+	}
+	PG_END_TRY();
+	error_context_stack = errcallback.previous;
+	return ok;
+}
+
+/*
+ * After an ERROR while an outcome was written: have the attempt looked up
+ * again after a poll interval (as suspect when SageMaker was never seen to
+ * know it, and no longer in flight when in_flight_done).
  */
 static void
-contain_outcome_error(FairshareDispatch *d, MemoryContext cxt, int64 job_id, bool in_flight_done)
+forget_outcome(FairshareDispatch *d, int64 job_id, bool in_flight_done)
 {
 	AttemptTrack *t;
 
-	fairshare_xact_report_and_roll_back(cxt);
 	t = hash_search(d->tracks, &job_id, HASH_FIND, NULL);
 	if (t == NULL)
 		return;
@@ -1232,9 +1264,14 @@ outcome_error_context(void *arg)
 			   fs_sm_operation_name(r->operation), (long long) r->tag);
 }
 
+static void
+handle_result_work(FairshareDispatch *d, void *arg)
+{
+	handle_result(d, (const FsSmResult *) arg);
+}
+
 /*
- * handle_result, with an ERROR in it (a trigger on fairshare.jobs, a job
- * deleted under us, ...) reported and contained: the results after it in
+ * handle_result, with an ERROR in it contained: the results after it in
  * the same batch are handed out already and must still be applied, or their
  * attempts would stay "in flight" for good and never be followed again.
  * The attempt whose outcome could not be written is looked up afresh.
@@ -1242,24 +1279,32 @@ outcome_error_context(void *arg)
 static void
 handle_result_guarded(FairshareDispatch *d, const FsSmResult *r)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ErrorContextCallback errcallback;
+	if (!run_contained(d, handle_result_work, outcome_error_context, (void *) r))
+		forget_outcome(d, (int64) r->tag, true);
+}
 
-	errcallback.callback = outcome_error_context;
-	errcallback.arg = (void *) r;
-	errcallback.previous = error_context_stack;
-	error_context_stack = &errcallback;
-	PG_TRY();
-	{
-		handle_result(d, r);
-	}
-	PG_CATCH();
-	{
-		error_context_stack = errcallback.previous;
-		contain_outcome_error(d, cxt, (int64) r->tag, true);
-	}
-	PG_END_TRY();
-	error_context_stack = errcallback.previous;
+/* One DescribeTrainingJob answer to apply on its own. */
+typedef struct StatusToApply
+{
+	int64		job_id;
+	Jsonb	   *response;
+} StatusToApply;
+
+static void
+describe_error_context(void *arg)
+{
+	errcontext("applying the outcome of SageMaker DescribeTrainingJob for job %lld",
+			   (long long) ((const StatusToApply *) arg)->job_id);
+}
+
+static void
+apply_status_work(FairshareDispatch *d, void *arg)
+{
+	const StatusToApply *s = (const StatusToApply *) arg;
+
+	/* held by another transaction: the answer comes again with the next describe */
+	if (apply_status(s->job_id, s->response) == OUTCOME_LEFT_PLACED)
+		d->turn_needed = true;
 }
 
 /*
@@ -1267,44 +1312,14 @@ handle_result_guarded(FairshareDispatch *d, const FsSmResult *r)
  * contained: the attempt is looked up again after a poll interval.
  */
 static void
-describe_error_context(void *arg)
-{
-	errcontext("applying the outcome of SageMaker DescribeTrainingJob for job %lld",
-			   (long long) *(const int64 *) arg);
-}
-
-static void
 apply_status_guarded(FairshareDispatch *d, int64 job_id, Jsonb *response)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ErrorContextCallback errcallback;
+	StatusToApply s = {job_id, response};
 
-	errcallback.callback = describe_error_context;
-	errcallback.arg = (void *) &job_id;
-	errcallback.previous = error_context_stack;
-	error_context_stack = &errcallback;
-	PG_TRY();
-	{
-		/* held by another transaction: the answer comes again with the next describe */
-		if (apply_status(job_id, response) == OUTCOME_LEFT_PLACED)
-			d->turn_needed = true;
-	}
-	PG_CATCH();
-	{
-		error_context_stack = errcallback.previous;
-		contain_outcome_error(d, cxt, job_id, false);
-	}
-	PG_END_TRY();
-	error_context_stack = errcallback.previous;
+	if (!run_contained(d, apply_status_work, describe_error_context, &s))
+		forget_outcome(d, job_id, false);
 }
 
-/*
- * flush_outcomes, with an ERROR contained the same way.  One bad outcome
- * must not keep the others of its batch from being written: after a failed
- * batch each DescribeTrainingJob answer is applied on its own, and the one
- * that fails is looked up again after a poll interval.  The ARNs of the
- * batch are dropped; each comes back with its attempt's next describe.
- */
 static void
 batch_error_context(void *arg)
 {
@@ -1315,32 +1330,31 @@ batch_error_context(void *arg)
 }
 
 static void
+flush_outcomes_work(FairshareDispatch *d, void *arg)
+{
+	flush_outcomes(d);
+}
+
+/*
+ * flush_outcomes, with an ERROR contained the same way.  One bad outcome
+ * must not keep the others of its batch from being written: after a failed
+ * batch each DescribeTrainingJob answer is applied on its own, and the one
+ * that fails is looked up again after a poll interval.  The ARNs of the
+ * batch are dropped; each comes back with its attempt's next describe.
+ */
+static void
 flush_outcomes_guarded(FairshareDispatch *d)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	OutcomeBatch *b = &d->batch;
-	ErrorContextCallback errcallback;
 
-	errcallback.callback = batch_error_context;
-	errcallback.arg = (void *) b;
-	errcallback.previous = error_context_stack;
-	error_context_stack = &errcallback;
-	PG_TRY();
-	{
-		flush_outcomes(d);
-	}
-	PG_CATCH();
+	if (!run_contained(d, flush_outcomes_work, batch_error_context, b))
 	{
 		int			n = b->n_statuses;
 
-		error_context_stack = errcallback.previous;
-		fairshare_xact_report_and_roll_back(cxt);
 		b->n_arns = b->n_statuses = 0;
 		for (int i = 0; i < n; i++)
 			apply_status_guarded(d, DatumGetInt64(b->status_ids[i]), DatumGetJsonbP(b->statuses[i]));
 	}
-	PG_END_TRY();
-	error_context_stack = errcallback.previous;
 }
 
 /*
