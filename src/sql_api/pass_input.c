@@ -23,6 +23,7 @@
 #include "utils/hsearch.h"
 
 #include "settings.h"
+#include "datums.h"
 #include "progress.h"
 #include "sql_api/pass_input.h"
 #include "tables/job_status.h"
@@ -674,18 +675,6 @@ collect_runnable(PassWorld *w, JobList *list)
 	}
 }
 
-static Datum
-text_array(Datum *elems, int n)
-{
-	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
-}
-
-static Datum
-int4_array(Datum *elems, int n)
-{
-	return PointerGetDatum(construct_array(elems, n, INT4OID, 4, true, TYPALIGN_INT));
-}
-
 static int
 compare_loaded(const void *a, const void *b)
 {
@@ -758,13 +747,13 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 
 		if (n[k] == 0)
 			continue;
-		args[0] = text_array(queues[k], n[k]);
+		args[0] = fairshare_text_array(queues[k], n[k]);
 		if (k == 0)
-			args[1] = int4_array(counts[k], n[k]);
+			args[1] = fairshare_int4_array(counts[k], n[k]);
 		else
 		{
-			args[1] = text_array(names[k], n[k]);
-			args[2] = int4_array(counts[k], n[k]);
+			args[1] = fairshare_text_array(names[k], n[k]);
+			args[2] = fairshare_int4_array(counts[k], n[k]);
 		}
 		run_plan(plans[k], args);
 		collect_runnable(w, &list);
@@ -1051,34 +1040,48 @@ fairshare_world_free(PassWorld *w)
 	MemoryContextDelete(w->cxt);
 }
 
-char *
-fairshare_decision_text(const PassWorld *w, const FsDecision *d)
+/*
+ * The core's sentence for a decision or a wait reason, palloc'd: formatted
+ * into a buffer on the stack, or again into one of the size it asked for.
+ */
+typedef size_t (*CoreFormatter) (const FsInput *input, const void *what, char *buf, size_t size);
+
+static char *
+core_text(const PassWorld *w, CoreFormatter format, const void *what)
 {
 	char		buf[1024];
-	size_t		len = fs_format_decision(&w->input, d, buf, sizeof(buf));
+	size_t		len = format(&w->input, what, buf, sizeof(buf));
 
 	if (len >= sizeof(buf))
 	{
 		char	   *big = palloc(len + 1);
 
-		fs_format_decision(&w->input, d, big, len + 1);
+		format(&w->input, what, big, len + 1);
 		return big;
 	}
 	return pstrdup(buf);
 }
 
+static size_t
+format_decision(const FsInput *input, const void *what, char *buf, size_t size)
+{
+	return fs_format_decision(input, (const FsDecision *) what, buf, size);
+}
+
+static size_t
+format_wait_reason(const FsInput *input, const void *what, char *buf, size_t size)
+{
+	return fs_format_wait_reason(input, (const FsWaitReason *) what, buf, size);
+}
+
+char *
+fairshare_decision_text(const PassWorld *w, const FsDecision *d)
+{
+	return core_text(w, format_decision, d);
+}
+
 char *
 fairshare_wait_text(const PassWorld *w, const FsWaitReason *r)
 {
-	char		buf[1024];
-	size_t		len = fs_format_wait_reason(&w->input, r, buf, sizeof(buf));
-
-	if (len >= sizeof(buf))
-	{
-		char	   *big = palloc(len + 1);
-
-		fs_format_wait_reason(&w->input, r, big, len + 1);
-		return big;
-	}
-	return pstrdup(buf);
+	return core_text(w, format_wait_reason, r);
 }

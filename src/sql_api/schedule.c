@@ -27,6 +27,7 @@
  */
 #include "pg_prelude.h"
 
+#include "datums.h"
 #include "progress.h"
 #include "sql_api/pass_input.h"
 #include "sql_api/schedule.h"
@@ -227,18 +228,6 @@ batch_init(DecisionBatch *batch, int capacity)
 	batch->c = palloc(sizeof(Datum) * Max(capacity, 1));
 }
 
-static Datum
-int8_array(Datum *elems, int n)
-{
-	return PointerGetDatum(construct_array(elems, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
-static Datum
-text_array(Datum *elems, int n)
-{
-	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
-}
-
 /*
  * Placements and preemptions are written in one statement each: a pass
  * from idle capacity can place a thousand jobs, and per-row statements
@@ -255,10 +244,10 @@ write_placements(DecisionBatch *places, DecisionBatch *preempts)
 		Oid			t[4] = {INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID};
 		Datum		v[4];
 
-		v[0] = int8_array(places->ids, places->n);
-		v[1] = text_array(places->a, places->n);
-		v[2] = text_array(places->b, places->n);
-		v[3] = text_array(places->c, places->n);
+		v[0] = fairshare_int8_array(places->ids, places->n);
+		v[1] = fairshare_text_array(places->a, places->n);
+		v[2] = fairshare_text_array(places->b, places->n);
+		v[3] = fairshare_text_array(places->c, places->n);
 		exec_kept(&place_plan,
 				  "UPDATE fairshare.jobs j SET status = 'SCHEDULED', service_environment = d.env, "
 				  "instance_type = d.type, status_reason = d.reason "
@@ -271,9 +260,9 @@ write_placements(DecisionBatch *places, DecisionBatch *preempts)
 		Oid			t[3] = {INT8ARRAYOID, TEXTARRAYOID, INT8ARRAYOID};
 		Datum		v[3];
 
-		v[0] = int8_array(preempts->ids, preempts->n);
-		v[1] = text_array(preempts->a, preempts->n);
-		v[2] = int8_array(preempts->b, preempts->n);
+		v[0] = fairshare_int8_array(preempts->ids, preempts->n);
+		v[1] = fairshare_text_array(preempts->a, preempts->n);
+		v[2] = fairshare_int8_array(preempts->b, preempts->n);
 		exec_kept(&preempt_plan,
 				  "UPDATE fairshare.jobs j SET stop_kind = 'PREEMPT', stop_reason = d.reason, "
 				  "stop_requested_at = now(), preempted_for = d.for_job "
@@ -533,7 +522,7 @@ decisions_still_hold(const PassWorld *w, const FsResult *r, BusyJobs *busy)
 	for (int i = 0; i < n; i++)
 		if (i == 0 || DatumGetInt64(ids[i]) != DatumGetInt64(ids[distinct - 1]))
 			ids[distinct++] = ids[i];
-	v[0] = int8_array(ids, distinct);
+	v[0] = fairshare_int8_array(ids, distinct);
 	exec_kept(&lock_plan,
 			  "SELECT job_id, status::text, scheduling_priority, stop_kind IS NOT NULL "
 			  "FROM fairshare.jobs WHERE job_id = ANY($1) ORDER BY job_id FOR NO KEY UPDATE SKIP LOCKED",

@@ -53,6 +53,7 @@
 #include "utils/wait_event.h"
 
 #include "aws/sagemaker_client.h"
+#include "datums.h"
 #include "settings.h"
 #include "progress.h"
 #include "sql_api/schedule.h"
@@ -343,18 +344,9 @@ static Jsonb *
 name_request(const char *name)
 {
 	JsonbParseState *state = NULL;
-	JsonbValue	k,
-				v;
 
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	k.type = jbvString;
-	k.val.string.val = "TrainingJobName";
-	k.val.string.len = strlen("TrainingJobName");
-	pushJsonbValue(&state, WJB_KEY, &k);
-	v.type = jbvString;
-	v.val.string.val = (char *) name;
-	v.val.string.len = strlen(name);
-	pushJsonbValue(&state, WJB_VALUE, &v);
+	fairshare_jsonb_push_string(&state, "TrainingJobName", name);
 	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
 }
 
@@ -367,14 +359,8 @@ list_tags_request(const char *arn)
 				v;
 
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	fairshare_jsonb_push_string(&state, "ResourceArn", arn);
 	k.type = jbvString;
-	k.val.string.val = "ResourceArn";
-	k.val.string.len = strlen("ResourceArn");
-	pushJsonbValue(&state, WJB_KEY, &k);
-	v.type = jbvString;
-	v.val.string.val = (char *) arn;
-	v.val.string.len = strlen(arn);
-	pushJsonbValue(&state, WJB_VALUE, &v);
 	k.val.string.val = "MaxResults";
 	k.val.string.len = strlen("MaxResults");
 	pushJsonbValue(&state, WJB_KEY, &k);
