@@ -47,8 +47,7 @@ judge() {	# judge NAME LOGFILE
 			op = f[3]; t = f[4]; sub(/\)$/, "", t)
 			ok = (op == "<=" && v + 0 <= t + 0) || (op == ">=" && v + 0 >= t + 0) ||
 				 (op == "<" && v + 0 < t + 0) || (op == ">" && v + 0 > t + 0)
-			gsub(/^[ \t]+|[ \t:,]+$/, "", label)
-			sub(/.*, /, "", label)
+			gsub(/^[ \t,]+|[ \t:,]+$/, "", label)
 			printf "%s %-9s %-62s %10s  target %s %s\n", ok ? "PASS" : "FAIL", bench, label, f[1], op, t
 		}
 	}')

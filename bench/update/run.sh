@@ -89,7 +89,7 @@ echo "$small" "$large" | awk -v n="$N" '{
 	printf "rows            priority (ms)  status (ms)  plain priority  plain status\n"
 	printf "%-15d %13d %12d %15d %13d\n", n, $1, $2, $3, $4
 	printf "%-15d %13d %12d %15d %13d\n", 4 * n, $5, $6, $7, $8
-	printf "scaling (per-row time at 4N / at N; linear ~1, quadratic ~4): priority %.2f (target <= 2), status %.2f (target <= 2)\n",
+	printf "scaling 4N / N: priority %.2f (target <= 2), status %.2f (target <= 2) (per-row time; linear ~1, quadratic ~4)\n",
 		($5 / 4) / $1, ($6 / 4) / $2
 	printf "overhead at 4N (fairshare.jobs / plain): priority %.2f, status %.2f\n", $5 / $7, $6 / $8
 }'
