@@ -153,7 +153,7 @@ fairshare_define_settings(void)
 	DefineCustomStringVariable("fairshare.job_name_prefix",
 							   "Prefix of the SageMaker training job names fairshare creates.",
 							   "Names are the prefix, the installation's first 8 hex digits, the job id and the attempt number, joined by hyphens.",
-							   &fairshare_job_name_prefix, "fairshare-",
+							   &fairshare_job_name_prefix, FAIRSHARE_JOB_NAME_PREFIX_DEFAULT,
 							   PGC_SIGHUP, 0, check_job_name_prefix, NULL, NULL);
 
 	DefineCustomStringVariable("fairshare.region",

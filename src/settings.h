@@ -30,6 +30,9 @@ extern int	fairshare_create_retry_timeout_s;
 /* 63 (SageMaker) - 8 (installation) - 19 (job id) - 2 (attempt) - 2 hyphens */
 #define FAIRSHARE_JOB_NAME_PREFIX_MAX 32
 
+/* fairshare.job_name_prefix when nothing sets it. */
+#define FAIRSHARE_JOB_NAME_PREFIX_DEFAULT "fairshare-"
+
 /* Define every fairshare.* setting; called once, from _PG_init. */
 extern void fairshare_define_settings(void);
 

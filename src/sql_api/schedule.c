@@ -576,8 +576,7 @@ decisions_still_hold(const PassWorld *w, const FsResult *r, BusyJobs *busy)
 				if (w->input.running[k].job_id == job_id)
 					run = &w->input.running[k];
 			hold = run != NULL &&
-				(strcmp(status, "SCHEDULED") == 0 || strcmp(status, "STARTING") == 0 ||
-				 strcmp(status, "RUNNING") == 0) &&
+				fs_status_name_is_placed(status) &&
 				priority == run->priority && (!stopping || run->stopping);
 		}
 	}

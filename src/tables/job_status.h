@@ -33,4 +33,13 @@ fs_status_is_placed(JobState s)
 	return s == ST_SCHEDULED || s == ST_STARTING || s == ST_RUNNING;
 }
 
+/* The same for a status label ("RUNNING", ...) read from a row. */
+static inline bool
+fs_status_name_is_placed(const char *status)
+{
+	return status != NULL &&
+		(strcmp(status, "SCHEDULED") == 0 || strcmp(status, "STARTING") == 0 ||
+		 strcmp(status, "RUNNING") == 0);
+}
+
 #endif							/* FAIRSHARE_JOB_STATUS_H */
