@@ -78,7 +78,7 @@ for b in $benches; do
 	case $b in
 		schedule) run schedule SIZES="10000 1000000" ROUNDS=3 ;;
 		dispatch) run dispatch LATENCY_JOBS=60 THROUGHPUT_JOBS=1000 BATCHES=2 ;;
-		submit)   run submit SECONDS_PER_ROUND=5 ROUNDS=2 ;;
+		submit)   run submit SECONDS_PER_ROUND=5 ROUNDS=3 ;;
 		update)   run update N=5000 ;;
 		*) echo "unknown bench $b (schedule, dispatch, submit, update)"; misses=$((misses + 1)) ;;
 	esac
