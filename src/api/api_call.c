@@ -37,7 +37,7 @@
 #include "utils/timeout.h"
 
 #include "api/api.h"
-#include "fairshare.h"
+#include "settings.h"
 
 /* A request that has not finished in this long is cancelled. */
 #define API_STATEMENT_TIMEOUT_MS	10000

@@ -29,7 +29,7 @@
 
 #include "api/api.h"
 #include "api/api_internal.h"
-#include "fairshare.h"
+#include "settings.h"
 
 /* The operations, as botocore's batch model names and routes them. */
 typedef struct ApiOperation

@@ -42,7 +42,7 @@
 
 #include "api/api.h"
 #include "api/api_internal.h"
-#include "fairshare.h"
+#include "settings.h"
 #include "tables/lookup.h"
 
 PGDLLEXPORT void fairshare_api_main(Datum main_arg);

@@ -20,6 +20,7 @@
 #include "aws/credentials.h"
 #include "aws/redact.h"
 #include "aws/sigv4.h"
+#include "datums.h"
 
 PG_FUNCTION_INFO_V1(fairshare_sigv4_sign);
 PG_FUNCTION_INFO_V1(fairshare_aws_credentials_info);
@@ -126,27 +127,6 @@ required_text(FunctionCallInfo fcinfo, int argno, const char *argname)
 	if (PG_ARGISNULL(argno))
 		SIGN_ERROR(ERRCODE_NULL_VALUE_NOT_ALLOWED, "%s must not be null", argname);
 	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
-}
-
-static void
-push_string(JsonbParseState **state, const char *key, const char *value)
-{
-	JsonbValue	k,
-				v;
-
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
-	pushJsonbValue(state, WJB_KEY, &k);
-	if (value == NULL)
-		v.type = jbvNull;
-	else
-	{
-		v.type = jbvString;
-		v.val.string.val = (char *) value;
-		v.val.string.len = strlen(value);
-	}
-	pushJsonbValue(state, WJB_VALUE, &v);
 }
 
 static void
@@ -259,12 +239,12 @@ fairshare_sigv4_sign(PG_FUNCTION_ARGS)
 	}
 
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	push_string(&state, "Authorization", res.authorization);
-	push_string(&state, "X-Amz-Date", res.amz_date);
+	fairshare_jsonb_push_string(&state, "Authorization", res.authorization);
+	fairshare_jsonb_push_string(&state, "X-Amz-Date", res.amz_date);
 	if (res.security_token)
-		push_string(&state, "X-Amz-Security-Token", res.security_token);
+		fairshare_jsonb_push_string(&state, "X-Amz-Security-Token", res.security_token);
 	if (res.content_sha256)
-		push_string(&state, "X-Amz-Content-SHA256", res.content_sha256);
+		fairshare_jsonb_push_string(&state, "X-Amz-Content-SHA256", res.content_sha256);
 	out = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	/* the JsonbValues point into res: flatten before freeing it */
 	result = JsonbValueToJsonb(out);
@@ -292,15 +272,15 @@ fairshare_aws_credentials_info(PG_FUNCTION_ARGS)
 	JsonbValue *out;
 
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	push_string(&state, "source", fs_aws_source_name(c->source));
-	push_string(&state, "access_key_id", fs_aws_mask_key(c->access_key_id));
+	fairshare_jsonb_push_string(&state, "source", fs_aws_source_name(c->source));
+	fairshare_jsonb_push_string(&state, "access_key_id", fs_aws_mask_key(c->access_key_id));
 	push_bool(&state, "has_session_token", c->session_token != NULL);
-	push_string(&state, "expires_at", c->expires ? fs_aws_iso8601(c->expires_at) : NULL);
-	push_string(&state, "refresh_at", c->expires ? fs_aws_iso8601(c->refresh_at) : NULL);
+	fairshare_jsonb_push_string(&state, "expires_at", c->expires ? fs_aws_iso8601(c->expires_at) : NULL);
+	fairshare_jsonb_push_string(&state, "refresh_at", c->expires ? fs_aws_iso8601(c->refresh_at) : NULL);
 	if (c->source == FS_AWS_SOURCE_SHARED_FILE)
-		push_string(&state, "profile", c->origin);
+		fairshare_jsonb_push_string(&state, "profile", c->origin);
 	else if (c->origin)
-		push_string(&state, "endpoint", c->origin);
+		fairshare_jsonb_push_string(&state, "endpoint", c->origin);
 	out = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	PG_RETURN_JSONB_P(JsonbValueToJsonb(out));
 }

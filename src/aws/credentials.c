@@ -47,7 +47,7 @@
 
 #include "aws/credentials.h"
 #include "aws/http.h"
-#include "fairshare.h"
+#include "settings.h"
 
 #define REFRESH_MARGIN_MAX	(5 * 60 * USECS_PER_SEC)
 #define MAX_FILE_BYTES		(1024 * 1024)

@@ -24,7 +24,7 @@
 #include "aws/credentials.h"
 #include "aws/http.h"
 #include "aws/sagemaker_client.h"
-#include "fairshare.h"
+#include "settings.h"
 
 static bool
 is_set(const char *s)

@@ -93,7 +93,7 @@
 #include "aws/redact.h"
 #include "aws/sagemaker_client.h"
 #include "aws/sigv4.h"
-#include "fairshare.h"
+#include "settings.h"
 
 #define SM_CONTENT_TYPE		"application/x-amz-json-1.1"
 #define SM_USER_AGENT		"fairshare/0.1.0"

@@ -27,6 +27,7 @@
 
 #include "aws/credentials.h"
 #include "aws/sagemaker_client.h"
+#include "datums.h"
 
 PG_FUNCTION_INFO_V1(fairshare_sagemaker_call);
 PG_FUNCTION_INFO_V1(fairshare_sagemaker_endpoint);
@@ -233,22 +234,6 @@ fairshare_sagemaker_call(PG_FUNCTION_ARGS)
 
 /* ---------------------------------------------------- sagemaker_endpoint */
 
-static void
-push_kv(JsonbParseState **st, const char *key, const char *value)
-{
-	JsonbValue	k,
-				v;
-
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
-	pushJsonbValue(st, WJB_KEY, &k);
-	v.type = jbvString;
-	v.val.string.val = (char *) value;
-	v.val.string.len = strlen(value);
-	pushJsonbValue(st, WJB_VALUE, &v);
-}
-
 /*
  * fairshare.sagemaker_endpoint(endpoint_url text DEFAULT NULL,
  *								region text DEFAULT NULL) RETURNS jsonb
@@ -275,9 +260,9 @@ fairshare_sagemaker_endpoint(PG_FUNCTION_ARGS)
 				 errmsg("%s", why),
 				 errhint("An endpoint must be https://, or http:// to a loopback address; a region is a name such as us-east-1.")));
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	push_kv(&st, "url", url);
-	push_kv(&st, "region", region);
-	push_kv(&st, "source", source);
+	fairshare_jsonb_push_string(&st, "url", url);
+	fairshare_jsonb_push_string(&st, "region", region);
+	fairshare_jsonb_push_string(&st, "source", source);
 	out = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	PG_RETURN_JSONB_P(JsonbValueToJsonb(out));
 }

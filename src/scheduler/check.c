@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * check.c
- *		fs_check_input(): is a pass's input consistent?
+ *		fs_check_input(): is a pass's input consistent?  And
+ *		fs_policy_kind_from_name(), the reading of a policy's kind.
  *
  * The wrapper builds the input from the catalog, so an inconsistency is a
  * bug there; this says which entry is wrong so the wrapper can raise an
@@ -13,6 +14,7 @@
  *-------------------------------------------------------------------------
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -114,4 +116,14 @@ fs_check_input(const FsInput *in, char *message, size_t size)
 			return bad(message, size, "running job", i, "instance_count <= 0");
 	}
 	return true;
+}
+
+FsPolicyKind
+fs_policy_kind_from_name(const char *kind)
+{
+	if (kind != NULL && strcmp(kind, "FAIR_SHARE") == 0)
+		return FS_POLICY_FAIR_SHARE;
+	if (kind != NULL && strcmp(kind, "QUOTA_SHARE") == 0)
+		return FS_POLICY_QUOTA_SHARE;
+	return FS_POLICY_FIFO;
 }

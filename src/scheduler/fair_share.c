@@ -46,10 +46,6 @@ static bool
 fair_before(const void *ctx, int a, int b)
 {
 	const FsFairTurn *turn = ctx;
-	const FsPass *pass = turn->pass;
-	const FsQueueState *qs = &pass->queues[turn->queue];
-	const FsRunnableJob *ja;
-	const FsRunnableJob *jb;
 
 	if (turn->key[a] != turn->key[b])
 		return turn->key[a] < turn->key[b];
@@ -57,13 +53,7 @@ fair_before(const void *ctx, int a, int b)
 		return turn->unloaded[a];	/* the unloaded job may be older still */
 	if (turn->unloaded[a])
 		return a < b;
-	ja = pass->jobs[pass->shares[qs->shares[a]].cursor].job;
-	jb = pass->jobs[pass->shares[qs->shares[b]].cursor].job;
-	if (ja->runnable_at != jb->runnable_at)
-		return ja->runnable_at < jb->runnable_at;
-	if (ja->job_id != jb->job_id)
-		return ja->job_id < jb->job_id;
-	return a < b;
+	return fs_share_turn_before(turn->pass, turn->queue, NULL, a, b);
 }
 
 /*

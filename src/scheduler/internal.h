@@ -8,7 +8,7 @@
  * pass lives in one FsPass on the caller's stack and in memory from the
  * caller's allocator.
  *
- * Vocabulary (as in fairshare.h):
+ * Vocabulary (as in fairshare.c):
  *	 job		a RUNNABLE job loaded for this pass (FsJobState)
  *	 running	a job that occupies capacity (FsRunningJob)
  *	 pair		an (environment, instance type) a job may be placed on
@@ -332,6 +332,32 @@ extern int64_t fs_quota_room(FsPass *pass, int share, int type, FsQuotaRight rig
 extern bool fs_quota_guaranteed(FsPass *pass, int share, int type, int count);
 extern int64_t fs_quota_borrowed(FsPass *pass, int share);
 extern void fs_init_rules(FsRules *rules);
+
+/*
+ * Which of two shares of a queue takes its turn first (a and b index the
+ * queue's shares; each share's cursor is at the job it offers): the lower
+ * key first when key is given, then the job runnable first, then the
+ * lower job id, then the lower index.  The pass (fair_share.c,
+ * quota_share.c) and the snapshot (order.c) both order by it, so that
+ * queue_snapshot() lists jobs in the order a pass takes them.
+ */
+static inline bool
+fs_share_turn_before(const FsPass *pass, int queue, const double *key, int a, int b)
+{
+	const FsQueueState *qs = &pass->queues[queue];
+	const FsRunnableJob *ja;
+	const FsRunnableJob *jb;
+
+	if (key != NULL && key[a] != key[b])
+		return key[a] < key[b];
+	ja = pass->jobs[pass->shares[qs->shares[a]].cursor].job;
+	jb = pass->jobs[pass->shares[qs->shares[b]].cursor].job;
+	if (ja->runnable_at != jb->runnable_at)
+		return ja->runnable_at < jb->runnable_at;
+	if (ja->job_id != jb->job_id)
+		return ja->job_id < jb->job_id;
+	return a < b;
+}
 
 /* fifo.c, fair_share.c, quota_share.c: one queue's turn */
 extern void fs_fifo_turn(FsPass *pass, int queue);

@@ -102,22 +102,13 @@ next_waiting(FsOrderWalk *w, int share)
 	return ss->cursor < ss->first_job + ss->n_jobs ? ss->cursor : -1;
 }
 
+/* The pass's fair-share order (fair_share.c): lowest (U + n) x weight. */
 static bool
 fair_before(const void *ctx, int a, int b)
 {
 	const FsOrderWalk *w = ctx;
-	const FsPass *pass = w->pass;
-	const FsQueueState *qs = &pass->queues[w->queue];
-	const FsRunnableJob *ja = pass->jobs[pass->shares[qs->shares[a]].cursor].job;
-	const FsRunnableJob *jb = pass->jobs[pass->shares[qs->shares[b]].cursor].job;
 
-	if (w->key[a] != w->key[b])
-		return w->key[a] < w->key[b];
-	if (ja->runnable_at != jb->runnable_at)
-		return ja->runnable_at < jb->runnable_at;
-	if (ja->job_id != jb->job_id)
-		return ja->job_id < jb->job_id;
-	return a < b;
+	return fs_share_turn_before(w->pass, w->queue, w->key, a, b);
 }
 
 static void
@@ -184,22 +175,14 @@ take_quota(FsOrderWalk *w, int job, int type)
 	emit(w, job);
 }
 
+/* The pass's borrowing order (quota_share.c): FAIR by key, else oldest offer. */
 static bool
 borrow_before(const void *ctx, int a, int b)
 {
 	const FsOrderWalk *w = ctx;
-	const FsPass *pass = w->pass;
-	const FsQueueState *qs = &pass->queues[w->queue];
-	const FsRunnableJob *ja = pass->jobs[pass->shares[qs->shares[a]].cursor].job;
-	const FsRunnableJob *jb = pass->jobs[pass->shares[qs->shares[b]].cursor].job;
+	bool		fair = w->pass->in->queues[w->queue].idle_assignment == FS_IDLE_FAIR;
 
-	if (pass->in->queues[w->queue].idle_assignment == FS_IDLE_FAIR && w->key[a] != w->key[b])
-		return w->key[a] < w->key[b];
-	if (ja->runnable_at != jb->runnable_at)
-		return ja->runnable_at < jb->runnable_at;
-	if (ja->job_id != jb->job_id)
-		return ja->job_id < jb->job_id;
-	return a < b;
+	return fs_share_turn_before(w->pass, w->queue, fair ? w->key : NULL, a, b);
 }
 
 static void

@@ -103,18 +103,8 @@ static bool
 borrow_before(const void *ctx, int a, int b)
 {
 	const FsBorrowTurn *turn = ctx;
-	const FsPass *pass = turn->pass;
-	const FsQueueState *qs = &pass->queues[turn->queue];
-	const FsRunnableJob *ja = pass->jobs[pass->shares[qs->shares[a]].cursor].job;
-	const FsRunnableJob *jb = pass->jobs[pass->shares[qs->shares[b]].cursor].job;
 
-	if (turn->fair && turn->key[a] != turn->key[b])
-		return turn->key[a] < turn->key[b];
-	if (ja->runnable_at != jb->runnable_at)
-		return ja->runnable_at < jb->runnable_at;
-	if (ja->job_id != jb->job_id)
-		return ja->job_id < jb->job_id;
-	return a < b;
+	return fs_share_turn_before(turn->pass, turn->queue, turn->fair ? turn->key : NULL, a, b);
 }
 
 /* Jobs a share offers to borrow: those still waiting that step 2 did not try. */

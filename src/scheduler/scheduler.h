@@ -90,6 +90,13 @@ typedef enum FsPolicyKind
 	FS_POLICY_QUOTA_SHARE
 } FsPolicyKind;
 
+/*
+ * The kind of a queue's scheduling policy from its name in
+ * fairshare.scheduling_policies.kind: NULL (no policy) is FIFO.  The one
+ * parser, for the pass and for the submission check alike.
+ */
+extern FsPolicyKind fs_policy_kind_from_name(const char *kind);
+
 typedef enum FsIdleAssignment
 {
 	FS_IDLE_FIFO,				/* the borrowing offer that waited longest first */

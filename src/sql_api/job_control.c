@@ -22,6 +22,7 @@
 
 #include "sql_api/args.h"
 #include "tables/catalog_version.h"
+#include "tables/job_status.h"
 #include "tables/lookup.h"
 
 PG_FUNCTION_INFO_V1(fairshare_terminate_job);
@@ -60,13 +61,6 @@ static bool
 status_is_final(const char *status)
 {
 	return strcmp(status, "SUCCEEDED") == 0 || strcmp(status, "FAILED") == 0;
-}
-
-static bool
-status_is_placed(const char *status)
-{
-	return strcmp(status, "SCHEDULED") == 0 || strcmp(status, "STARTING") == 0 ||
-		strcmp(status, "RUNNING") == 0;
 }
 
 Datum
@@ -110,7 +104,7 @@ fairshare_terminate_job(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(full_reason);
 	if (status_is_final(status))
 		changed = false;
-	else if (status_is_placed(status))
+	else if (fs_status_name_is_placed(status))
 	{
 		/* Already being terminated: nothing more to ask for. */
 		if (stop_kind == NULL || strcmp(stop_kind, "TERMINATE") != 0)

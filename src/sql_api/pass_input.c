@@ -22,8 +22,11 @@
 #include "utils/array.h"
 #include "utils/hsearch.h"
 
-#include "fairshare.h"
+#include "settings.h"
+#include "datums.h"
+#include "progress.h"
 #include "sql_api/pass_input.h"
+#include "tables/job_status.h"
 
 #define TYPE_KEY_LEN 128
 #define SHARE_KEY_LEN 400
@@ -88,7 +91,7 @@ static KeptPlan fair_shares_plan = {NULL,
 	"    FROM ids WHERE ids.id IS NOT NULL)"
 	" SELECT q, id FROM ids WHERE id IS NOT NULL"
 	" UNION SELECT job_queue, share_identifier FROM fairshare.jobs"
-	"  WHERE status IN ('SCHEDULED', 'STARTING', 'RUNNING') AND job_queue = ANY ($1) AND share_identifier IS NOT NULL"
+	"  WHERE status IN " FS_PLACED_STATUSES_SQL " AND job_queue = ANY ($1) AND share_identifier IS NOT NULL"
 	" UNION SELECT job_queue, share_identifier FROM fairshare.share_usage"
 	"  WHERE job_queue = ANY ($1) AND usage >= 0.01",
 	1, {TEXTARRAYOID}};
@@ -162,7 +165,7 @@ static KeptPlan running_plan = {NULL,
 	"jsonb_typeof(request -> 'CheckpointConfig') = 'object', "
 	"CASE WHEN status = 'RUNNING' AND jsonb_typeof(request -> 'CheckpointConfig') = 'object' THEN"
 	" (SELECT max(e.at) FROM fairshare.job_events e WHERE e.job_id = jobs.job_id AND e.new_status = 'RUNNING') END"
-	" FROM fairshare.jobs WHERE status IN ('SCHEDULED', 'STARTING', 'RUNNING') ORDER BY job_id", 0};
+	" FROM fairshare.jobs WHERE status IN " FS_PLACED_STATUSES_SQL " ORDER BY job_id", 0};
 
 static void
 run_plan(KeptPlan *kp, Datum *values)
@@ -352,16 +355,6 @@ load_environments(PassWorld *w)
 	}
 }
 
-static FsPolicyKind
-policy_kind(const char *kind)
-{
-	if (strcmp(kind, "FAIR_SHARE") == 0)
-		return FS_POLICY_FAIR_SHARE;
-	if (strcmp(kind, "QUOTA_SHARE") == 0)
-		return FS_POLICY_QUOTA_SHARE;
-	return FS_POLICY_FIFO;
-}
-
 /* Returns the scheduling policy name of each queue (NULL for FIFO). */
 static char **
 load_queues(PassWorld *w)
@@ -381,7 +374,7 @@ load_queues(PassWorld *w)
 
 		queues[i].name = col_text(i, 1, w->cxt);
 		queues[i].priority = (int) col_int(i, 2, 0);
-		queues[i].policy = policy_kind(col_text(i, 3, NULL));
+		queues[i].policy = fs_policy_kind_from_name(col_text(i, 3, NULL));
 		queues[i].strict_fifo = col_bool(i, 4);
 		queues[i].share_decay = FS_SECONDS(col_int(i, 5, 0));
 		queues[i].compute_reservation = (int) col_int(i, 6, 0);
@@ -652,7 +645,7 @@ collect_runnable(PassWorld *w, JobList *list)
 		int		   *type_ids;
 		bool		isnull;
 
-		fairshare_pass_progress();
+		fairshare_progress();
 		if (s < 0)
 			continue;
 		if (list->n == list->cap)
@@ -690,18 +683,6 @@ collect_runnable(PassWorld *w, JobList *list)
 				lj->job.nomination.kind = FS_NOMINATION_NONE;
 		}
 	}
-}
-
-static Datum
-text_array(Datum *elems, int n)
-{
-	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
-}
-
-static Datum
-int4_array(Datum *elems, int n)
-{
-	return PointerGetDatum(construct_array(elems, n, INT4OID, 4, true, TYPALIGN_INT));
 }
 
 static int
@@ -776,13 +757,13 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 
 		if (n[k] == 0)
 			continue;
-		args[0] = text_array(queues[k], n[k]);
+		args[0] = fairshare_text_array(queues[k], n[k]);
 		if (k == 0)
-			args[1] = int4_array(counts[k], n[k]);
+			args[1] = fairshare_int4_array(counts[k], n[k]);
 		else
 		{
-			args[1] = text_array(names[k], n[k]);
-			args[2] = int4_array(counts[k], n[k]);
+			args[1] = fairshare_text_array(names[k], n[k]);
+			args[2] = fairshare_int4_array(counts[k], n[k]);
 		}
 		run_plan(plans[k], args);
 		collect_runnable(w, &list);
@@ -901,7 +882,7 @@ load_running(PassWorld *w)
 		char	   *queue = col_text(r, 3, NULL);
 		char	   *type = col_text(r, 6, NULL);
 
-		fairshare_pass_progress();
+		fairshare_progress();
 		j->environment = environment_index(w, col_text(r, 5, NULL));
 		if (j->environment < 0 || type == NULL)
 			continue;			/* cannot happen: placed jobs pin their environment */
@@ -1074,34 +1055,48 @@ fairshare_world_free(PassWorld *w)
 	MemoryContextDelete(w->cxt);
 }
 
-char *
-fairshare_decision_text(const PassWorld *w, const FsDecision *d)
+/*
+ * The core's sentence for a decision or a wait reason, palloc'd: formatted
+ * into a buffer on the stack, or again into one of the size it asked for.
+ */
+typedef size_t (*CoreFormatter) (const FsInput *input, const void *what, char *buf, size_t size);
+
+static char *
+core_text(const PassWorld *w, CoreFormatter format, const void *what)
 {
 	char		buf[1024];
-	size_t		len = fs_format_decision(&w->input, d, buf, sizeof(buf));
+	size_t		len = format(&w->input, what, buf, sizeof(buf));
 
 	if (len >= sizeof(buf))
 	{
 		char	   *big = palloc(len + 1);
 
-		fs_format_decision(&w->input, d, big, len + 1);
+		format(&w->input, what, big, len + 1);
 		return big;
 	}
 	return pstrdup(buf);
 }
 
+static size_t
+format_decision(const FsInput *input, const void *what, char *buf, size_t size)
+{
+	return fs_format_decision(input, (const FsDecision *) what, buf, size);
+}
+
+static size_t
+format_wait_reason(const FsInput *input, const void *what, char *buf, size_t size)
+{
+	return fs_format_wait_reason(input, (const FsWaitReason *) what, buf, size);
+}
+
+char *
+fairshare_decision_text(const PassWorld *w, const FsDecision *d)
+{
+	return core_text(w, format_decision, d);
+}
+
 char *
 fairshare_wait_text(const PassWorld *w, const FsWaitReason *r)
 {
-	char		buf[1024];
-	size_t		len = fs_format_wait_reason(&w->input, r, buf, sizeof(buf));
-
-	if (len >= sizeof(buf))
-	{
-		char	   *big = palloc(len + 1);
-
-		fs_format_wait_reason(&w->input, r, big, len + 1);
-		return big;
-	}
-	return pstrdup(buf);
+	return core_text(w, format_wait_reason, r);
 }

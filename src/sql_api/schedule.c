@@ -27,10 +27,12 @@
  */
 #include "pg_prelude.h"
 
-#include "fairshare.h"
+#include "datums.h"
+#include "progress.h"
 #include "sql_api/pass_input.h"
 #include "sql_api/schedule.h"
 #include "tables/catalog_version.h"
+#include "tables/job_status.h"
 
 PG_FUNCTION_INFO_V1(fairshare_schedule);
 
@@ -73,44 +75,31 @@ exec_kept(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes,
 		elog(ERROR, "\"%s\" failed: %s", sql, SPI_result_code_string(ret));
 }
 
-fairshare_pass_progress_hook_type fairshare_pass_progress_hook = NULL;
-int			fairshare_pass_placement_target = 0;
-bool		fairshare_pass_left_work = false;
-bool		fairshare_pass_lock_nowait = false;
-bool		fairshare_pass_lock_missed = false;
-
-void
-fairshare_pass_progress_call_hook(void)
-{
-	static TimestampTz last_call = 0;
-	TimestampTz now = GetCurrentTimestamp();
-
-	if (now - last_call >= FAIRSHARE_PASS_PROGRESS_US && fairshare_pass_progress_hook != NULL)
-	{
-		last_call = now;
-		fairshare_pass_progress_hook();
-	}
-}
-
-bool
-fairshare_pass_begin(void)
+/*
+ * Take the pass lock and move new jobs into their queues (at most
+ * placement_limit of them, when it is above 0); returns whether new jobs
+ * were left for the next pass.  With lock_nowait and the lock held
+ * elsewhere, does neither and sets *lock_missed.
+ */
+static bool
+pass_begin(const FairsharePassOptions *options, bool *lock_missed)
 {
 	static SPIPlanPtr lock_plan = NULL;
 	static SPIPlanPtr try_lock_plan = NULL;
 	static SPIPlanPtr prepare_plan = NULL;
 	Oid			types[1] = {INT4OID};
-	Datum		values[1] = {Int32GetDatum(fairshare_pass_placement_target)};
+	Datum		values[1] = {Int32GetDatum(options->placement_limit)};
 	bool		isnull;
 
-	fairshare_pass_lock_missed = false;
-	if (fairshare_pass_lock_nowait)
+	*lock_missed = false;
+	if (options->lock_nowait)
 	{
 		exec_kept(&try_lock_plan, "SELECT pg_try_advisory_xact_lock(" CppAsString2(PASS_LOCK_KEY1) ", "
 				  CppAsString2(PASS_LOCK_KEY2) ")", 0, NULL, NULL, NULL);
 		if (SPI_processed != 1 ||
 			!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
 		{
-			fairshare_pass_lock_missed = true;
+			*lock_missed = true;
 			return false;
 		}
 	}
@@ -118,7 +107,7 @@ fairshare_pass_begin(void)
 		exec_kept(&lock_plan, "SELECT pg_advisory_xact_lock(" CppAsString2(PASS_LOCK_KEY1) ", "
 				  CppAsString2(PASS_LOCK_KEY2) ")", 0, NULL, NULL, NULL);
 	exec_kept(&prepare_plan, "SELECT fairshare._prepare_pass($1)", 1, types, values,
-			  fairshare_pass_placement_target > 0 ? NULL : "n");
+			  options->placement_limit > 0 ? NULL : "n");
 	if (SPI_processed != 1)
 		elog(ERROR, "fairshare._prepare_pass() returned %llu rows", (unsigned long long) SPI_processed);
 	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -240,18 +229,6 @@ batch_init(DecisionBatch *batch, int capacity)
 	batch->c = palloc(sizeof(Datum) * Max(capacity, 1));
 }
 
-static Datum
-int8_array(Datum *elems, int n)
-{
-	return PointerGetDatum(construct_array(elems, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
-static Datum
-text_array(Datum *elems, int n)
-{
-	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
-}
-
 /*
  * Placements and preemptions are written in one statement each: a pass
  * from idle capacity can place a thousand jobs, and per-row statements
@@ -268,10 +245,10 @@ write_placements(DecisionBatch *places, DecisionBatch *preempts)
 		Oid			t[4] = {INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID};
 		Datum		v[4];
 
-		v[0] = int8_array(places->ids, places->n);
-		v[1] = text_array(places->a, places->n);
-		v[2] = text_array(places->b, places->n);
-		v[3] = text_array(places->c, places->n);
+		v[0] = fairshare_int8_array(places->ids, places->n);
+		v[1] = fairshare_text_array(places->a, places->n);
+		v[2] = fairshare_text_array(places->b, places->n);
+		v[3] = fairshare_text_array(places->c, places->n);
 		exec_kept(&place_plan,
 				  "UPDATE fairshare.jobs j SET status = 'SCHEDULED', service_environment = d.env, "
 				  "instance_type = d.type, status_reason = d.reason "
@@ -284,14 +261,14 @@ write_placements(DecisionBatch *places, DecisionBatch *preempts)
 		Oid			t[3] = {INT8ARRAYOID, TEXTARRAYOID, INT8ARRAYOID};
 		Datum		v[3];
 
-		v[0] = int8_array(preempts->ids, preempts->n);
-		v[1] = text_array(preempts->a, preempts->n);
-		v[2] = int8_array(preempts->b, preempts->n);
+		v[0] = fairshare_int8_array(preempts->ids, preempts->n);
+		v[1] = fairshare_text_array(preempts->a, preempts->n);
+		v[2] = fairshare_int8_array(preempts->b, preempts->n);
 		exec_kept(&preempt_plan,
 				  "UPDATE fairshare.jobs j SET stop_kind = 'PREEMPT', stop_reason = d.reason, "
 				  "stop_requested_at = now(), preempted_for = d.for_job "
 				  "FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS d(id, reason, for_job) "
-				  "WHERE j.job_id = d.id AND j.status IN ('SCHEDULED', 'STARTING', 'RUNNING') "
+				  "WHERE j.job_id = d.id AND j.status IN " FS_PLACED_STATUSES_SQL " "
 				  "AND j.stop_kind IS NULL",
 				  3, t, v, NULL);
 	}
@@ -392,7 +369,7 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 		const char *type = d->instance_type >= 0 ? w->input.instance_type_names[d->instance_type] : NULL;
 		char	   *reason;
 
-		fairshare_pass_progress();
+		fairshare_progress();
 		if (decision_touches_busy(busy, d))
 		{
 			/* its row is another transaction's until that commits: next pass */
@@ -425,7 +402,8 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 					row[2] = CStringGetTextDatum(env);
 					row[3] = CStringGetTextDatum(type);
 					row[4] = CStringGetTextDatum(reason);
-					tuplestore_putvalues(out, desc, row, row_nulls);
+					if (out != NULL)
+						tuplestore_putvalues(out, desc, row, row_nulls);
 				}
 				if (d->kind == FS_DECISION_PLACE)
 				{
@@ -545,7 +523,7 @@ decisions_still_hold(const PassWorld *w, const FsResult *r, BusyJobs *busy)
 	for (int i = 0; i < n; i++)
 		if (i == 0 || DatumGetInt64(ids[i]) != DatumGetInt64(ids[distinct - 1]))
 			ids[distinct++] = ids[i];
-	v[0] = int8_array(ids, distinct);
+	v[0] = fairshare_int8_array(ids, distinct);
 	exec_kept(&lock_plan,
 			  "SELECT job_id, status::text, scheduling_priority, stop_kind IS NOT NULL "
 			  "FROM fairshare.jobs WHERE job_id = ANY($1) ORDER BY job_id FOR NO KEY UPDATE SKIP LOCKED",
@@ -599,8 +577,7 @@ decisions_still_hold(const PassWorld *w, const FsResult *r, BusyJobs *busy)
 				if (w->input.running[k].job_id == job_id)
 					run = &w->input.running[k];
 			hold = run != NULL &&
-				(strcmp(status, "SCHEDULED") == 0 || strcmp(status, "STARTING") == 0 ||
-				 strcmp(status, "RUNNING") == 0) &&
+				fs_status_name_is_placed(status) &&
 				priority == run->priority && (!stopping || run->stopping);
 		}
 	}
@@ -667,19 +644,26 @@ fairshare_prefix_used_up(const PassWorld *w, const FsResult *r)
 	return used_up;
 }
 
-Datum
-fairshare_schedule(PG_FUNCTION_ARGS)
+/*
+ * One scheduling pass (see the file's header comment), in the caller's
+ * transaction and SPI connection state.  Its rows (PLACE and PREEMPT
+ * decisions) go to out, when it is not NULL.
+ */
+void
+fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleDesc desc,
+			   FairsharePassOutcome *outcome)
 {
-	bool		dry_run = PG_ARGISNULL(0) ? false : PG_GETARG_BOOL(0);
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-
-	bool		limited = !dry_run && fairshare_pass_placement_target > 0;
-	int			place_budget = limited ? fairshare_pass_placement_target : -1;
+	bool		dry_run = options->dry_run;
+	bool		limited = !dry_run && options->placement_limit > 0;
+	int			place_budget = limited ? options->placement_limit : -1;
 	bool		left_work = false;
 	int			prefix = PASS_PREFIX;
 	BusyJobs	busy = {NULL, 0, 0};
 
 	fairshare_require_catalog_version();
+
+	outcome->left_work = false;
+	outcome->lock_missed = false;
 
 	/*
 	 * Passes are serialised by a lock, which only works if each reads what
@@ -693,35 +677,33 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 				 errdetail("At %s a pass would not see what another pass placed meanwhile, and could give the same capacity twice.",
 						   XactIsoLevel == XACT_SERIALIZABLE ? "SERIALIZABLE" : "REPEATABLE READ"),
 				 errhint("Call it in its own transaction, or run schedule(true) for a dry run.")));
-	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (!dry_run)
 	{
-		left_work = fairshare_pass_begin();
-		if (fairshare_pass_lock_missed)
+		left_work = pass_begin(options, &outcome->lock_missed);
+		if (outcome->lock_missed)
 		{
-			fairshare_pass_left_work = false;
 			SPI_finish();
-			return (Datum) 0;
+			return;
 		}
 	}
 
 	/* A limited call loads enough of each share's head to reach its limit in one round. */
 	if (limited)
-		prefix = Min(Max(PASS_PREFIX, fairshare_pass_placement_target), PASS_PREFIX_MAX);
+		prefix = Min(Max(PASS_PREFIX, options->placement_limit), PASS_PREFIX_MAX);
 	for (int round = 0; round < MAX_PASS_ROUNDS; round++, prefix = Min(prefix * 2, PASS_PREFIX_MAX))
 	{
 		PassWorld  *world;
 		FsResult   *result;
 		bool		again;
 
-		fairshare_pass_progress();
+		fairshare_progress();
 		world = fairshare_load_world(prefix, NULL, NULL, 0, false);
 		fairshare_world_treat_as_busy(world, busy.ids, busy.n);
-		fairshare_pass_progress();
+		fairshare_progress();
 		result = fairshare_run_core(world);
-		fairshare_pass_progress();
+		fairshare_progress();
 
 		/*
 		 * A job changed under the pass, or another transaction holds one:
@@ -735,9 +717,9 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 			world = fairshare_load_world(prefix, NULL, NULL, 0, false);
 			fairshare_world_treat_as_busy(world, busy.ids, busy.n);
 			result = fairshare_run_core(world);
-			fairshare_pass_progress();
+			fairshare_progress();
 		}
-		if (handle_decisions(world, result, dry_run, &busy, rsinfo->setResult, rsinfo->setDesc, &place_budget))
+		if (handle_decisions(world, result, dry_run, &busy, out, desc, &place_budget))
 			left_work = true;
 		if (!dry_run)
 			store_usage(world, result);
@@ -750,8 +732,21 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 		if (!again || place_budget == 0)
 			break;
 	}
-	fairshare_pass_left_work = left_work;
+	outcome->left_work = left_work;
 
 	SPI_finish();
+}
+
+/* fairshare.schedule(dry_run): a pass with no limit that waits for the lock. */
+Datum
+fairshare_schedule(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	FairsharePassOptions options = {0};
+	FairsharePassOutcome outcome;
+
+	options.dry_run = PG_ARGISNULL(0) ? false : PG_GETARG_BOOL(0);
+	InitMaterializedSRF(fcinfo, 0);
+	fairshare_pass(&options, rsinfo->setResult, rsinfo->setDesc, &outcome);
 	return (Datum) 0;
 }

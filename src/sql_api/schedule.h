@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * schedule.h
- *		Pieces of a scheduling pass shared by schedule(), queue_snapshot()
- *		and explain().
+ *		A scheduling pass, run by schedule() and by C callers with options
+ *		of their own, and the pieces of it shared with queue_snapshot() and
+ *		explain().
  *
  *-------------------------------------------------------------------------
  */
@@ -22,12 +23,44 @@
 #define PASS_PREFIX_MAX	4096
 
 /*
- * Take the pass lock and move new jobs into their queues (at most
- * fairshare_pass_placement_target of them, when set); returns whether new
- * jobs were left for the next pass.  With fairshare_pass_lock_nowait and
- * the lock held elsewhere, does neither and sets fairshare_pass_lock_missed.
+ * How a pass runs.  fairshare.schedule() runs with all of them zero: it
+ * waits for the pass lock and places everything that fits.
  */
-extern bool fairshare_pass_begin(void);
+typedef struct FairsharePassOptions
+{
+	bool		dry_run;		/* decide, write nothing, take no lock */
+
+	/*
+	 * The most jobs the pass places, and the most new jobs it takes into
+	 * their queues (0: no limit).  Small passes let the first creates of a
+	 * burst go out after milliseconds, not after one pass over all of it.
+	 */
+	int			placement_limit;
+
+	/*
+	 * Do not wait for the pass lock: when another session holds it (a
+	 * schedule() in a transaction left open), do nothing and say so.
+	 */
+	bool		lock_nowait;
+} FairsharePassOptions;
+
+/* What a pass came to, besides its decisions. */
+typedef struct FairsharePassOutcome
+{
+	bool		left_work;		/* stopped at placement_limit with work left
+								 * (jobs it could have placed, new jobs not
+								 * taken in) */
+	bool		lock_missed;	/* lock_nowait, and another session held the
+								 * lock: nothing was done */
+} FairsharePassOutcome;
+
+/*
+ * Run one pass in the caller's transaction (at READ COMMITTED unless a dry
+ * run).  Its PLACE and PREEMPT rows go to out when that is not NULL (in
+ * schedule()'s row type, desc).
+ */
+extern void fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out,
+						   TupleDesc desc, FairsharePassOutcome *outcome);
 
 /*
  * Why a job is placed, in words.  placed_per_share accumulates the

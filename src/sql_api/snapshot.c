@@ -21,7 +21,6 @@
 #include "catalog/pg_authid.h"
 #include "utils/acl.h"
 
-#include "fairshare.h"
 #include "sql_api/args.h"
 #include "sql_api/pass_input.h"
 #include "sql_api/schedule.h"

@@ -158,8 +158,7 @@ load_queue(const char *name, QueueConfig *config)
 	config->name = MemoryContextStrdup(cache_context, name);
 	config->enabled = strcmp(state, "ENABLED") == 0;
 	config->accepts_jobs = strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3), "t") == 0;
-	config->kind = kind == NULL ? QUEUE_FIFO :
-		strcmp(kind, "FAIR_SHARE") == 0 ? QUEUE_FAIR_SHARE : QUEUE_QUOTA_SHARE;
+	config->kind = fs_policy_kind_from_name(kind);
 	config->quota_shares = load_names("SELECT name FROM fairshare.quota_shares WHERE job_queue = $1",
 									 name, &config->n_quota_shares);
 	config->closed_quota_shares = load_names("SELECT name FROM fairshare.quota_shares "

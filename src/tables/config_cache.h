@@ -8,12 +8,7 @@
 #ifndef FAIRSHARE_CONFIG_CACHE_H
 #define FAIRSHARE_CONFIG_CACHE_H
 
-typedef enum QueuePolicyKind
-{
-	QUEUE_FIFO,
-	QUEUE_FAIR_SHARE,
-	QUEUE_QUOTA_SHARE
-} QueuePolicyKind;
+#include "scheduler/scheduler.h"
 
 typedef struct QueueConfig
 {
@@ -21,7 +16,7 @@ typedef struct QueueConfig
 	bool		enabled;
 	/* false: the queue refuses new jobs (AWS's DISABLED, accepts_jobs) */
 	bool		accepts_jobs;
-	QueuePolicyKind kind;
+	FsPolicyKind kind;		/* the scheduling core's enum, one for both */
 	int			n_quota_shares;
 	char	  **quota_shares;
 	/* The quota shares that refuse new jobs (accepts_jobs = false). */

@@ -19,7 +19,7 @@
 
 #include "storage/proc.h"
 
-#include "fairshare.h"
+#include "settings.h"
 #include "tables/installation.h"
 #include "tables/lookup.h"
 
@@ -61,7 +61,7 @@ char *
 fairshare_training_job_name_for(const char *installation_id, int64 job_id, int attempt)
 {
 	const char *prefix = fairshare_job_name_prefix && fairshare_job_name_prefix[0] ?
-		fairshare_job_name_prefix : "fairshare-";
+		fairshare_job_name_prefix : FAIRSHARE_JOB_NAME_PREFIX_DEFAULT;
 
 	return psprintf("%s%.*s-" INT64_FORMAT "-%d", prefix, FAIRSHARE_INSTALLATION_NAME_CHARS,
 					installation_id, job_id, attempt);

@@ -242,7 +242,7 @@ check_queue_and_share(const Submission *s)
 				 errhint("Enable it (UPDATE fairshare.job_queues SET accepts_jobs = true, or UpdateJobQueue "
 						 "with state ENABLED), or submit to another queue.")));
 
-	if (queue->kind == QUEUE_FAIR_SHARE)
+	if (queue->kind == FS_POLICY_FAIR_SHARE)
 	{
 		if (share_identifier == NULL)
 			ereport(ERROR,
@@ -261,7 +261,7 @@ check_queue_and_share(const Submission *s)
 				 errmsg("job queue \"%s\" is not a fair-share queue: share_identifier must not be set",
 						queue_name)));
 
-	if (queue->kind == QUEUE_QUOTA_SHARE)
+	if (queue->kind == FS_POLICY_QUOTA_SHARE)
 	{
 		if (quota_share == NULL)
 			ereport(ERROR,

@@ -29,10 +29,11 @@
 #include "utils/datum.h"
 #include "utils/rel.h"
 
-#include "fairshare.h"
+#include "progress.h"
 #include "tables/catalog_version.h"
 #include "tables/installation.h"
 #include "tables/job_row.h"
+#include "tables/job_status.h"
 
 PG_FUNCTION_INFO_V1(fairshare_job_transition);
 
@@ -43,12 +44,6 @@ static const JobColumn immutable_columns[] = {
 	COL_PREEMPTION_RETRIES, COL_ATTEMPT_DURATION_SECONDS, COL_TAGS, COL_SUBMITTED_BY,
 	COL_CREATED_AT, COL_SUBMITTER_OID
 };
-
-typedef enum JobState
-{
-	ST_SUBMITTED, ST_PENDING, ST_RUNNABLE, ST_SCHEDULED, ST_STARTING, ST_RUNNING,
-	ST_SUCCEEDED, ST_FAILED, N_STATES
-} JobState;
 
 static const char *const state_names[N_STATES] = {
 	"SUBMITTED", "PENDING", "RUNNABLE", "SCHEDULED", "STARTING", "RUNNING",
@@ -78,12 +73,6 @@ state_of(const JobRow *row)
 			return (JobState) s;
 	elog(ERROR, "unknown job status \"%s\"", label ? label : "NULL");
 	return ST_SUBMITTED;		/* keep compiler quiet */
-}
-
-static bool
-is_placed(JobState s)
-{
-	return s == ST_SCHEDULED || s == ST_STARTING || s == ST_RUNNING;
 }
 
 /* Same value?  Compares detoasted bytes when the datums differ as stored. */
@@ -160,7 +149,7 @@ fairshare_job_transition(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("fairshare._job_transition() must be a BEFORE UPDATE row trigger")));
 	/* a pass moving thousands of jobs spends its time in here */
-	fairshare_pass_progress();
+	fairshare_progress();
 	rel = trigdata->tg_relation;
 	fairshare_job_row_read(rel, trigdata->tg_trigtuple, &old_row);
 	fairshare_job_row_read(rel, trigdata->tg_newtuple, &new_row);
@@ -268,7 +257,7 @@ fairshare_job_transition(PG_FUNCTION_ARGS)
 	}
 
 	/* Back in the queue from a placed state: the placement is over. */
-	if (is_placed(from) && to == ST_RUNNABLE)
+	if (fs_status_is_placed(from) && to == ST_RUNNABLE)
 	{
 		set_null(&new_row, COL_SERVICE_ENVIRONMENT);
 		set_null(&new_row, COL_INSTANCE_TYPE);

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * dispatch.c
- *		One dispatcher turn: the scheduling pass, and carrying its decisions
- *		out against SageMaker, exactly once.
+ *		The dispatcher's loop: one turn -- the scheduling pass, and
+ *		carrying its decisions out against SageMaker, exactly once.
  *
  * The training job name of an attempt is committed (at placement) before
  * any CreateTrainingJob is sent, and SageMaker refuses a second job with
@@ -37,113 +37,39 @@
  * written together in one short transaction as they arrive, through
  * fairshare.apply_status() where they are SageMaker states; no transaction
  * is open while a call is in flight.  What this process
- * remembers about attempts (the tracks below) is only an optimisation and a
- * guard against sending two calls for one attempt at once: after a restart
- * everything is read again from the tables.
+ * remembers about attempts (the tracks, dispatch_internal.h) is only an
+ * optimisation and a guard against sending two calls for one attempt at
+ * once: after a restart everything is read again from the tables.
+ *
+ * This file is the loop: a turn (the pass, reading the work, deciding the
+ * calls) and a wait (collecting answers, writing them in batches).  The
+ * calls each attempt needs are attempts.c, what an answer means for its job
+ * outcome.c, and the SQL of those writes job_writes.c.
  *
  *-------------------------------------------------------------------------
  */
 #include "pg_prelude.h"
 
-#include "pgstat.h"
 #include "storage/latch.h"
-#include "utils/hsearch.h"
-#include "utils/snapmgr.h"
 #include "postmaster/interrupt.h"
-#include "utils/wait_event.h"
 
-#include "aws/sagemaker_client.h"
-#include "fairshare.h"
+#include "settings.h"
+#include "progress.h"
+#include "sql_api/schedule.h"
+#include "tables/job_status.h"
 #include "tables/installation.h"
-#include "worker/dispatch.h"
-#include "worker/dispatcher.h"
-#include "worker/fence.h"
-#include "worker/log_throttle.h"
-
-#define TRAINING_JOB_NAME_MAX 64
-#define MAX_RESULTS_PER_WAIT 64
+#include "worker/dispatch_internal.h"
+#include "worker/xact.h"
 
 /*
- * The most jobs one scheduling pass of the dispatcher places (and the most
- * new jobs it takes into their queues).  A pass costs about 100-150 us per
- * placed job; 512 keeps a pass of a burst near 60-80 ms, so its creates go
- * out soon, while a pass is still long enough that its fixed cost (the
- * world, the work query) stays small per job.
- */
-#define DISPATCH_PASS_PLACEMENTS 512
-
-/*
- * Outcomes are written in batches: at most OUTCOME_BATCH_MAX answers, or
- * what came within OUTCOME_BATCH_MS of the first one, in one transaction.
- * Under a stream of answers one transaction per answer would cost more
- * than the answers; a few milliseconds of delay on an ARN or a status costs
- * nothing (the capacity is already held).
- */
-#define OUTCOME_BATCH_MAX	128
-#define OUTCOME_BATCH_MS	20
-#define OUTCOME_BATCH_SLOTS (OUTCOME_BATCH_MAX + MAX_RESULTS_PER_WAIT)
-
-/* What the dispatcher knows about one placed attempt. */
-typedef struct AttemptTrack
-{
-	int64		job_id;			/* hash key */
-	char		name[TRAINING_JOB_NAME_MAX];	/* the attempt it is about */
-	bool		in_flight;		/* a call for this attempt is outstanding */
-	bool		exists;			/* SageMaker knows it (we created it, or saw it) */
-	bool		owned;			/* proven ours: we created it, or its tags say so */
-	bool		suspect;		/* may exist: describe before creating */
-	bool		seen;			/* in this turn's work */
-	TimestampTz next_describe;
-	int			failed_creates; /* creates that got no usable answer */
-	TimestampTz first_create;	/* when the first create was sent; 0 if none */
-	char		last_create_error[256]; /* what the last of those failed with */
-	char		endpoint_url[256];	/* the environment's; "" for the default */
-	char		region[64];		/* the environment's; "" for the default */
-} AttemptTrack;
-
-/*
- * Outcomes of one batch of answers, written together in one short
- * transaction (flush_outcomes) before the next wait.
- */
-typedef struct OutcomeBatch
-{
-	int			n_arns;
-	Datum		arn_ids[OUTCOME_BATCH_SLOTS];
-	Datum		arn_names[OUTCOME_BATCH_SLOTS];
-	Datum		arns[OUTCOME_BATCH_SLOTS];
-	int			n_statuses;
-	Datum		status_ids[OUTCOME_BATCH_SLOTS];
-	Datum		statuses[OUTCOME_BATCH_SLOTS];
-	TimestampTz since;			/* when the oldest of them arrived */
-} OutcomeBatch;
-
-struct FairshareDispatch
-{
-	FsSmClient *client;
-	char		installation_id[64];	/* fairshare.installation, read every turn */
-	HTAB	   *tracks;
-	TimestampTz started_at;		/* attempts placed before this are suspect */
-	bool		turn_needed;	/* an outcome changed what a pass would decide */
-	bool		pass_again;		/* the last pass stopped with more to place */
-	bool		need_pass;		/* the next turn runs a pass and reads the work */
-	TimestampTz last_pass_at;	/* when the last such turn began */
-	MemoryContext cxt;			/* the tracks */
-	MemoryContext wait_cxt;		/* reset on every wait */
-	OutcomeBatch batch;			/* answers not yet written (in wait_cxt) */
-};
-
-/*
- * The dispatcher's client, moved along during its scheduling passes (see
- * fairshare_pass_progress_hook): the creates of the last pass keep going
+ * The dispatcher's client, moved along during its scheduling passes (a
+ * progress callback, progress.h): the creates of the last pass keep going
  * out, and their answers coming in, while the next pass runs.
  */
-static FsSmClient *pass_progress_client = NULL;
-
 static void
-pump_during_pass(void)
+pump_during_pass(void *client)
 {
-	if (pass_progress_client != NULL)
-		fs_sm_pump(pass_progress_client);
+	fs_sm_pump((FsSmClient *) client);
 }
 
 FairshareDispatch *
@@ -181,10 +107,7 @@ fairshare_dispatch_create(void)
 	}
 	d->started_at = GetCurrentTimestamp();
 	d->need_pass = true;
-	pass_progress_client = d->client;
-	fairshare_pass_progress_hook = pump_during_pass;
-	fairshare_pass_placement_target = DISPATCH_PASS_PLACEMENTS;
-	fairshare_pass_lock_nowait = true;
+	fairshare_progress_register(pump_during_pass, d->client);
 	return d;
 }
 
@@ -211,444 +134,45 @@ fairshare_dispatch_reset(FairshareDispatch *d)
 void
 fairshare_dispatch_destroy(FairshareDispatch *d)
 {
-	fairshare_pass_progress_hook = NULL;
-	pass_progress_client = NULL;
+	fairshare_progress_register(NULL, NULL);
 	fs_sm_client_destroy(d->client);
 	MemoryContextDelete(d->cxt);
 	MemoryContextDelete(d->wait_cxt);
 	pfree(d);
 }
 
-/* ---------- short transactions ---------- */
-
-static void
-begin_short_xact(const char *what)
-{
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	PushActiveSnapshot(GetTransactionSnapshot());
-	pgstat_report_activity(STATE_RUNNING, what);
-}
-
-static void
-end_short_xact(void)
-{
-	SPI_finish();
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	pgstat_report_activity(STATE_IDLE, NULL);
-}
-
-static void
-exec_params(const char *sql, int nargs, Oid *types, Datum *values)
-{
-	int			ret = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
-
-	if (ret < 0)
-		elog(ERROR, "fairshare dispatcher: \"%s\" failed: %s", sql, SPI_result_code_string(ret));
-}
-
-/* What writing one job's outcome came to. */
-typedef enum OutcomeWrite
-{
-	OUTCOME_STAYS_PLACED,		/* written; the job is still placed */
-	OUTCOME_LEFT_PLACED,		/* written; capacity freed or the job waits again */
-	OUTCOME_JOB_BUSY			/* not written: another transaction holds the row */
-} OutcomeWrite;
-
 /*
- * One of fairshare's outcome functions, function_call(job_id, arg), in its
- * own transaction.  The job's row is locked first without waiting: a
- * user's transaction left open on that job must not stall the dispatcher,
- * so then nothing is written and the caller tries again later.  Left
- * placed means capacity was freed or the job is waiting again, and a pass
- * may decide something new.
- */
-static OutcomeWrite
-write_outcome(const char *function_call, int64 job_id, Oid arg_type, Datum arg)
-{
-	Oid			types[2] = {INT8OID, arg_type};
-	Datum		values[2] = {Int64GetDatum(job_id), arg};
-	OutcomeWrite outcome = OUTCOME_JOB_BUSY;
-	char	   *query = psprintf("SELECT %s NOT IN ('SCHEDULED', 'STARTING', 'RUNNING')", function_call);
-
-	begin_short_xact("fairshare dispatcher: outcome");
-	if (SPI_execute_with_args("SELECT 1 FROM fairshare.jobs WHERE job_id = $1 FOR UPDATE SKIP LOCKED",
-							  1, types, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not lock job " INT64_FORMAT, job_id);
-	if (SPI_processed == 1)
-	{
-		if (SPI_execute_with_args(query, 2, types, values, NULL, false, 0) != SPI_OK_SELECT)
-			elog(ERROR, "%s failed", function_call);
-		outcome = OUTCOME_STAYS_PLACED;
-		if (SPI_processed == 1)
-		{
-			bool		isnull;
-
-			if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
-				outcome = OUTCOME_LEFT_PLACED;
-		}
-	}
-	end_short_xact();
-	pfree(query);
-	return outcome;
-}
-
-static OutcomeWrite
-apply_status(int64 job_id, Jsonb *response)
-{
-	return write_outcome("fairshare.apply_status($1, $2)", job_id, JSONBOID, JsonbPGetDatum(response));
-}
-
-/*
- * Why an attempt that SageMaker has not confirmed still waits in SCHEDULED,
- * in its status_reason: "why is my job not running?" should not need the
- * server log.  Only the attempt's own row, only while it is SCHEDULED.
- */
-static void
-note_call_trouble(const AttemptTrack *t, const char *reason)
-{
-	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
-	Datum		values[3] = {Int64GetDatum(t->job_id), CStringGetTextDatum(t->name),
-	CStringGetTextDatum(reason)};
-
-	begin_short_xact("fairshare dispatcher: status_reason");
-	/* a note, not an outcome: skipped while another transaction holds the row */
-	if (SPI_execute_with_args("UPDATE fairshare.jobs SET status_reason = $3 "
-							  "WHERE job_id IN (SELECT job_id FROM fairshare.jobs WHERE job_id = $1 "
-							  "AND training_job_name = $2 AND status = 'SCHEDULED' "
-							  "AND status_reason IS DISTINCT FROM $3 FOR NO KEY UPDATE SKIP LOCKED)",
-							  3, types, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not record why job " INT64_FORMAT " waits", t->job_id);
-	end_short_xact();
-}
-
-/* A DescribeTrainingJob-shaped answer we make up ourselves. */
-static Jsonb *
-made_up_response(const char *name, const char *status, const char *failure)
-{
-	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
-	Datum		values[3] = {CStringGetTextDatum(name), CStringGetTextDatum(status),
-	failure ? CStringGetTextDatum(failure) : (Datum) 0};
-	char		nulls[3] = {' ', ' ', failure ? ' ' : 'n'};
-	Jsonb	   *result;
-	bool		isnull;
-	MemoryContext outer = CurrentMemoryContext;
-
-	begin_short_xact("fairshare dispatcher: response");
-	if (SPI_execute_with_args("SELECT jsonb_strip_nulls(jsonb_build_object('TrainingJobName', $1, "
-							  "'TrainingJobStatus', $2, 'SecondaryStatus', $2, 'FailureReason', $3))",
-							  3, types, values, nulls, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not build a response");
-	result = DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	{
-		MemoryContext spi = MemoryContextSwitchTo(outer);
-		Jsonb	   *copy = palloc(VARSIZE(result));
-
-		memcpy(copy, result, VARSIZE(result));
-		MemoryContextSwitchTo(spi);
-		result = copy;
-	}
-	end_short_xact();
-	return result;
-}
-
-/* ---------- sending ---------- */
-
-static void
-send_call(FairshareDispatch *d, AttemptTrack *t, FsSmOperation op, Jsonb *request)
-{
-	fs_sm_submit(d->client, op, t->endpoint_url[0] ? t->endpoint_url : NULL,
-				 t->region[0] ? t->region : NULL, request, (uint64) t->job_id);
-	t->in_flight = true;
-}
-
-static Jsonb *
-name_request(const char *name)
-{
-	JsonbParseState *state = NULL;
-	JsonbValue	k,
-				v;
-
-	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	k.type = jbvString;
-	k.val.string.val = "TrainingJobName";
-	k.val.string.len = strlen("TrainingJobName");
-	pushJsonbValue(&state, WJB_KEY, &k);
-	v.type = jbvString;
-	v.val.string.val = (char *) name;
-	v.val.string.len = strlen(name);
-	pushJsonbValue(&state, WJB_VALUE, &v);
-	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
-}
-
-/* {"ResourceArn": arn, "MaxResults": 100}: fairshare's tags come with the first page. */
-static Jsonb *
-list_tags_request(const char *arn)
-{
-	JsonbParseState *state = NULL;
-	JsonbValue	k,
-				v;
-
-	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	k.type = jbvString;
-	k.val.string.val = "ResourceArn";
-	k.val.string.len = strlen("ResourceArn");
-	pushJsonbValue(&state, WJB_KEY, &k);
-	v.type = jbvString;
-	v.val.string.val = (char *) arn;
-	v.val.string.len = strlen(arn);
-	pushJsonbValue(&state, WJB_VALUE, &v);
-	k.val.string.val = "MaxResults";
-	k.val.string.len = strlen("MaxResults");
-	pushJsonbValue(&state, WJB_KEY, &k);
-	v.type = jbvNumeric;
-	v.val.numeric = int64_to_numeric(100);
-	pushJsonbValue(&state, WJB_VALUE, &v);
-	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
-}
-
-/* The Value of the tag with this Key in a ListTags answer, or NULL. */
-static char *
-tag_value(Jsonb *response, const char *key)
-{
-	JsonbValue	k;
-	JsonbValue *tags;
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-
-	if (response == NULL || !JB_ROOT_IS_OBJECT(response))
-		return NULL;
-	k.type = jbvString;
-	k.val.string.val = "Tags";
-	k.val.string.len = 4;
-	tags = findJsonbValueFromContainer(&response->root, JB_FOBJECT, &k);
-	if (tags == NULL || tags->type != jbvBinary || !JsonContainerIsArray(tags->val.binary.data))
-		return NULL;
-	it = JsonbIteratorInit(tags->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-	{
-		JsonbValue *tk;
-		JsonbValue *tv;
-
-		if (tok != WJB_ELEM || v.type != jbvBinary || !JsonContainerIsObject(v.val.binary.data))
-			continue;
-		k.val.string.val = "Key";
-		k.val.string.len = 3;
-		tk = findJsonbValueFromContainer(v.val.binary.data, JB_FOBJECT, &k);
-		k.val.string.val = "Value";
-		k.val.string.len = 5;
-		tv = findJsonbValueFromContainer(v.val.binary.data, JB_FOBJECT, &k);
-		if (tk != NULL && tk->type == jbvString && tv != NULL && tv->type == jbvString &&
-			tk->val.string.len == strlen(key) && memcmp(tk->val.string.val, key, tk->val.string.len) == 0)
-			return pnstrdup(tv->val.string.val, tv->val.string.len);
-	}
-	return NULL;
-}
-
-/*
- * Is the training job whose ListTags answer this is the attempt t's own?
- * Its fairshare:installation tag must be this installation's and its
- * fairshare:job-id tag t's job.  An attempt placed before fairshare
- * tagged installations (its name has no installation part) has no
- * installation tag; it is adopted on its job id and queue tags.  Otherwise
- * *why says whose it is.
- */
-static bool
-ours_by_tags(const FairshareDispatch *d, const AttemptTrack *t, Jsonb *tags, char **why)
-{
-	char	   *installation = tag_value(tags, "fairshare:installation");
-	char	   *job = tag_value(tags, "fairshare:job-id");
-	char	   *own_job = psprintf(INT64_FORMAT, t->job_id);
-	char	   *first = fairshare_training_job_name_for(d->installation_id, t->job_id, 1);
-	bool		named_with_installation;
-
-	/* named as now, with the installation: all of the first attempt's name but its "1" */
-	named_with_installation = strncmp(t->name, first, strlen(first) - 1) == 0;
-	if (job != NULL && strcmp(job, own_job) == 0 &&
-		(installation != NULL ? strcmp(installation, d->installation_id) == 0 :
-		 !named_with_installation && tag_value(tags, "fairshare:job-queue") != NULL))
-		return true;
-	*why = psprintf("TrainingJobNameConflict: a training job named %s already exists in SageMaker and is not "
-					"this attempt's (its fairshare:installation tag is %s, its fairshare:job-id tag %s; "
-					"this is installation %s, job %s); fairshare did not adopt it",
-					t->name, installation ? installation : "missing", job ? job : "missing",
-					d->installation_id, own_job);
-	return false;
-}
-
-/*
- * Send CreateTrainingJob for the n attempts of a turn that need one.  Their
- * bodies are read in one short transaction, committed before any is
- * submitted; an attempt whose job moved on (another attempt, or no longer
- * SCHEDULED) gets nothing.
- */
-static void
-send_creates(FairshareDispatch *d, AttemptTrack **want, int n)
-{
-	Oid			types[1] = {INT8ARRAYOID};
-	Datum		values[1];
-	Datum	   *ids;
-	int64	   *got_ids;
-	char	  **got_names;
-	Jsonb	  **got_requests;
-	uint64		got = 0;
-	MemoryContext outer = CurrentMemoryContext;
-
-	if (n == 0)
-		return;
-	ids = palloc(sizeof(Datum) * n);
-	for (int i = 0; i < n; i++)
-		ids[i] = Int64GetDatum(want[i]->job_id);
-	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
-												TYPALIGN_DOUBLE));
-
-	begin_short_xact("fairshare dispatcher: create requests");
-	if (SPI_execute_with_args("SELECT j.job_id, j.training_job_name, fairshare.create_training_job_request(j) "
-							  "FROM fairshare.jobs j WHERE j.job_id = ANY($1) AND j.status = 'SCHEDULED'",
-							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the create requests");
-	got = SPI_processed;
-	{
-		/* Copy out of SPI's memory: the transaction ends before we submit. */
-		MemoryContext spi = MemoryContextSwitchTo(outer);
-
-		got_ids = palloc(sizeof(int64) * Max(got, 1));
-		got_names = palloc(sizeof(char *) * Max(got, 1));
-		got_requests = palloc(sizeof(Jsonb *) * Max(got, 1));
-		for (uint64 i = 0; i < got; i++)
-		{
-			HeapTuple	row = SPI_tuptable->vals[i];
-			TupleDesc	desc = SPI_tuptable->tupdesc;
-			bool		isnull;
-			Datum		r;
-
-			got_ids[i] = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
-			got_names[i] = SPI_getvalue(row, desc, 2);
-			r = SPI_getbinval(row, desc, 3, &isnull);
-			got_requests[i] = isnull ? NULL : DatumGetJsonbPCopy(r);
-		}
-		MemoryContextSwitchTo(spi);
-	}
-	end_short_xact();
-	if (got > 0)
-		fairshare_fence();		/* still the leader? (fence.c) */
-
-	for (uint64 i = 0; i < got; i++)
-	{
-		AttemptTrack *t = hash_search(d->tracks, &got_ids[i], HASH_FIND, NULL);
-
-		if (t == NULL || t->in_flight || got_names[i] == NULL || got_requests[i] == NULL ||
-			strcmp(t->name, got_names[i]) != 0)
-			continue;
-		if (t->first_create == 0)
-			t->first_create = GetCurrentTimestamp();
-		send_call(d, t, FS_SM_CREATE_TRAINING_JOB, got_requests[i]);
-	}
-}
-
-/*
- * The stop of an attempt that never reached SageMaker: it never started.
- * fairshare._cancel_unsent does not count a preemption of it toward
- * preemption_retries.
- */
-static void
-cancel_unsent(FairshareDispatch *d, AttemptTrack *t)
-{
-	/* held by another transaction: the next turn asks again */
-	if (write_outcome("fairshare._cancel_unsent($1, $2)", t->job_id, TEXTOID,
-					  CStringGetTextDatum(t->name)) == OUTCOME_LEFT_PLACED)
-		d->turn_needed = true;
-}
-
-/* ---------- a turn ---------- */
-
-/*
- * A turn with nothing new to decide: only the DescribeTrainingJob polls
- * that are due, from what the tracks know, without a pass or a read of the
- * work.  Returns how long to wait.
- */
-static long
-describe_due(FairshareDispatch *d, TimestampTz now, long wait_ms)
-{
-	HASH_SEQ_STATUS seq;
-	AttemptTrack *t;
-
-	hash_seq_init(&seq, d->tracks);
-	while ((t = hash_seq_search(&seq)) != NULL)
-	{
-		if (t->in_flight || !t->exists)
-			continue;
-		if (t->next_describe <= now)
-			send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, name_request(t->name));
-		else
-			wait_ms = Min(wait_ms, Max((long) ((t->next_describe - now) / 1000), 1));
-	}
-	return wait_ms;
-}
-
-/*
- * A scheduling pass in its own transaction.  Returns whether it stopped
- * with work left (fairshare_pass_left_work): jobs it could have placed
- * beyond DISPATCH_PASS_PLACEMENTS, or new jobs it did not take in.
- * Otherwise a pass at once would decide nothing new: what it placed was
- * all that fit, and what changes that (a commit, an outcome) asks for a
- * pass itself.
+ * A scheduling pass in its own transaction, placing at most
+ * DISPATCH_PASS_PLACEMENTS jobs and never waiting for the pass lock.
+ * Returns whether it stopped with work left: jobs it could have placed
+ * beyond the limit, or new jobs it did not take in.  Otherwise a pass at
+ * once would decide nothing new: what it placed was all that fit, and what
+ * changes that (a commit, an outcome) asks for a pass itself.
  */
 static bool
 run_pass(void)
 {
 	static bool said_lock_held = false;
+	FairsharePassOptions options = {0};
+	FairsharePassOutcome outcome;
 
-	begin_short_xact("fairshare dispatcher: scheduling pass");
-	if (SPI_execute("SELECT count(*) FROM fairshare.schedule()", false, 0) != SPI_OK_SELECT ||
-		SPI_processed != 1)
-		elog(ERROR, "fairshare dispatcher: fairshare.schedule() failed");
-	end_short_xact();
+	options.placement_limit = DISPATCH_PASS_PLACEMENTS;
+	options.lock_nowait = true;
+	fairshare_xact_begin("fairshare dispatcher: scheduling pass");
+	fairshare_pass(&options, NULL, NULL, &outcome);
+	fairshare_xact_commit();
 
 	/*
 	 * Another session's pass holds the lock (a schedule() in a transaction
 	 * left open, say): no pass this turn, and none waited for; the calls
 	 * go on.  Said once per such spell.
 	 */
-	if (fairshare_pass_lock_missed && !said_lock_held)
+	if (outcome.lock_missed && !said_lock_held)
 		ereport(LOG,
 				(errmsg("fairshare dispatcher: another session holds the scheduling pass lock; passes are skipped until it commits"),
 				 errhint("A fairshare.schedule() call in a transaction holds the lock until that transaction ends.")));
-	said_lock_held = fairshare_pass_lock_missed;
-	return fairshare_pass_left_work;
-}
-
-/*
- * An attempt whose creates keep getting no usable answer (a request
- * SageMaker answers with 5xx every time, say) must not hold its instances
- * and be sent again for ever.  Past fairshare.create_retry_limit such
- * creates, or fairshare.create_retry_timeout since the first, it fails with
- * the last error and its job follows its retry rules.  Called only when
- * the attempt is about to be created again, that is once SageMaker has
- * said it does not know it: nothing created is left behind.
- */
-static bool
-create_given_up(FairshareDispatch *d, AttemptTrack *t, TimestampTz now)
-{
-	char	   *reason;
-
-	if (t->failed_creates < fairshare_create_retry_limit &&
-		(t->first_create == 0 ||
-		 now < TimestampTzPlusMilliseconds(t->first_create, (int64) fairshare_create_retry_timeout_s * 1000)))
-		return false;
-	reason = psprintf("CreateTrainingJobFailed: %d CreateTrainingJob calls over %lld s got no usable answer "
-					  "(fairshare.create_retry_limit %d, fairshare.create_retry_timeout %d s); the last: %s",
-					  t->failed_creates, (long long) ((now - t->first_create) / USECS_PER_SEC),
-					  fairshare_create_retry_limit, fairshare_create_retry_timeout_s, t->last_create_error);
-	if (apply_status(t->job_id, made_up_response(t->name, "Failed", reason)) == OUTCOME_LEFT_PLACED)
-		d->turn_needed = true;
-	else
-		t->next_describe = TimestampTzPlusMilliseconds(now, fairshare_poll_interval_ms);
-	return true;
+	said_lock_held = outcome.lock_missed;
+	return outcome.left_work;
 }
 
 long
@@ -682,7 +206,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 	now = GetCurrentTimestamp();
 	if (!d->need_pass &&
 		now < TimestampTzPlusMilliseconds(d->last_pass_at, fairshare_poll_interval_ms))
-		return describe_due(d, now,
+		return dispatch_describe_due(d, now,
 							Max((long) ((TimestampTzPlusMilliseconds(d->last_pass_at, fairshare_poll_interval_ms)
 										 - now) / 1000), 1));
 	d->need_pass = false;
@@ -698,13 +222,13 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 	d->pass_again = run_pass();
 
 	/* The placed attempts and what each needs. */
-	begin_short_xact("fairshare dispatcher: work");
+	fairshare_xact_begin("fairshare dispatcher: work");
 	strlcpy(d->installation_id, fairshare_installation_id(), sizeof(d->installation_id));
 	if (SPI_execute("SELECT j.job_id, j.training_job_name, j.training_job_arn IS NOT NULL, "
 					"j.stop_kind IS NOT NULL AND j.stop_sent_at IS NULL, e.endpoint_url, e.region, "
 					"j.scheduled_at "
 					"FROM fairshare.jobs j JOIN fairshare.service_environments e ON e.name = j.service_environment "
-					"WHERE j.status IN ('SCHEDULED', 'STARTING', 'RUNNING') ORDER BY j.job_id",
+					"WHERE j.status IN " FS_PLACED_STATUSES_SQL " ORDER BY j.job_id",
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the dispatcher's work");
 	n = SPI_processed;
@@ -736,7 +260,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 		}
 		MemoryContextSwitchTo(spi);
 	}
-	end_short_xact();
+	fairshare_xact_commit();
 
 	hash_seq_init(&seq, d->tracks);
 	while ((t = hash_seq_search(&seq)) != NULL)
@@ -787,23 +311,23 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 		{
 			/* never stop a training job not proven ours: look it up first */
 			if (t->exists && t->owned)
-				send_call(d, t, FS_SM_STOP_TRAINING_JOB, name_request(t->name));
+				dispatch_send_call(d, t, FS_SM_STOP_TRAINING_JOB, dispatch_name_request(t->name));
 			else if (t->exists || t->suspect)
-				send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, name_request(t->name));
+				dispatch_send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, dispatch_name_request(t->name));
 			else
-				cancel_unsent(d, t);
+				dispatch_cancel_unsent(d, t);
 		}
 		else if (!t->exists)
 		{
 			if (t->suspect)
-				send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, name_request(t->name));
-			else if (create_given_up(d, t, now))
+				dispatch_send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, dispatch_name_request(t->name));
+			else if (dispatch_create_given_up(d, t, now))
 				continue;
 			else
 				want_create[n_create++] = t;
 		}
 		else if (t->next_describe <= now)
-			send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, name_request(t->name));
+			dispatch_send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, dispatch_name_request(t->name));
 		else
 		{
 			long		due_ms = (long) ((t->next_describe - now) / 1000);
@@ -813,7 +337,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 	}
 
 	/* Creates go out together: one transaction reads all their bodies. */
-	send_creates(d, want_create, n_create);
+	dispatch_send_creates(d, want_create, n_create);
 
 	/* Forget attempts that are over. */
 	hash_seq_init(&seq, d->tracks);
@@ -823,563 +347,6 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 	return wait_ms;
 }
 
-/* ---------- outcomes ---------- */
-
-/* A created attempt's ARN, written by the next flush_outcomes. */
-static void
-queue_arn(FairshareDispatch *d, AttemptTrack *t, const char *arn)
-{
-	OutcomeBatch *b = &d->batch;
-
-	Assert(b->n_arns < OUTCOME_BATCH_SLOTS);
-	if (b->n_arns + b->n_statuses == 0)
-		b->since = GetCurrentTimestamp();
-	b->arn_ids[b->n_arns] = Int64GetDatum(t->job_id);
-	b->arn_names[b->n_arns] = CStringGetTextDatum(t->name);
-	b->arns[b->n_arns] = CStringGetTextDatum(arn);
-	b->n_arns++;
-}
-
-/* A DescribeTrainingJob answer, applied by the next flush_outcomes. */
-static void
-queue_status(FairshareDispatch *d, AttemptTrack *t, Jsonb *response)
-{
-	OutcomeBatch *b = &d->batch;
-
-	Assert(b->n_statuses < OUTCOME_BATCH_SLOTS);
-	if (b->n_arns + b->n_statuses == 0)
-		b->since = GetCurrentTimestamp();
-	b->status_ids[b->n_statuses] = Int64GetDatum(t->job_id);
-	b->statuses[b->n_statuses] = JsonbPGetDatum(response);
-	b->n_statuses++;
-}
-
-/*
- * Lock, in job_id order, the rows of the batch's jobs that nobody else has
- * locked, and return their ids.  A user's open transaction holding a
- * job's row (after update_job_priority, say) must not stall every other
- * job's outcomes: that job's answer is skipped, and its next
- * DescribeTrainingJob (a poll interval on) brings it again -- the ARN of
- * a create too.
- */
-static Datum
-lock_batch_jobs(const OutcomeBatch *b)
-{
-	Datum	   *ids = palloc(sizeof(Datum) * (b->n_arns + b->n_statuses + 1));
-	Oid			types[1] = {INT8ARRAYOID};
-	Datum		values[1];
-	bool		isnull;
-	Datum		locked;
-	int64		skipped;
-	int			n = 0;
-
-	for (int i = 0; i < b->n_arns; i++)
-		ids[n++] = b->arn_ids[i];
-	for (int i = 0; i < b->n_statuses; i++)
-		ids[n++] = b->status_ids[i];
-	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	if (SPI_execute_with_args("SELECT coalesce(array_agg(job_id ORDER BY job_id), '{}'), "
-							  "cardinality(array(SELECT DISTINCT unnest($1::bigint[]))) - count(*) "
-							  "FROM (SELECT job_id FROM fairshare.jobs WHERE job_id = ANY($1::bigint[]) "
-							  "ORDER BY job_id FOR NO KEY UPDATE SKIP LOCKED) l",
-							  1, types, values, NULL, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not lock the jobs of a batch of outcomes");
-	locked = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	skipped = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	if (skipped > 0)
-		ereport(DEBUG1,
-				(errmsg_internal("fairshare dispatcher: " INT64_FORMAT " job(s) of a batch are locked by another transaction; their answers wait for the next describe",
-								 skipped)));
-	return SPI_datumTransfer(locked, false, -1);
-}
-
-/*
- * Write the queued outcomes of one batch of answers in one short
- * transaction: the ARNs of created attempts, then fairshare.apply_status()
- * for each DescribeTrainingJob answer, for the jobs lock_batch_jobs() got.
- * Notes whether any job left the placed states (a pass may decide
- * something new).
- */
-static void
-flush_outcomes(FairshareDispatch *d)
-{
-	OutcomeBatch *b = &d->batch;
-	Datum		locked;
-
-	if (b->n_arns == 0 && b->n_statuses == 0)
-		return;
-	begin_short_xact("fairshare dispatcher: outcomes");
-	locked = lock_batch_jobs(b);
-	if (b->n_arns > 0)
-	{
-		Oid			types[4] = {INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID};
-		Datum		values[4];
-
-		values[0] = PointerGetDatum(construct_array(b->arn_ids, b->n_arns, INT8OID, sizeof(int64),
-													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-		values[1] = PointerGetDatum(construct_array(b->arn_names, b->n_arns, TEXTOID, -1, false,
-													TYPALIGN_INT));
-		values[2] = PointerGetDatum(construct_array(b->arns, b->n_arns, TEXTOID, -1, false,
-													TYPALIGN_INT));
-		values[3] = locked;
-		/*
-		 * No join with unnest(): right after a burst the planner's
-		 * statistics may still say jobs holds no placed rows, and a nested
-		 * loop over every placed job per batch made each flush cost
-		 * thousands of rows.  The ids go through the primary key; each
-		 * row's name and ARN are found by position (a batch is small).
-		 */
-		exec_params("UPDATE fairshare.jobs j SET training_job_arn = ($3::text[])[array_position($1::bigint[], j.job_id)] "
-					"WHERE j.job_id = ANY($1::bigint[]) AND j.job_id = ANY($4::bigint[]) "
-					"AND j.training_job_name = ($2::text[])[array_position($1::bigint[], j.job_id)] "
-					"AND j.status IN ('SCHEDULED', 'STARTING', 'RUNNING') AND j.training_job_arn IS NULL",
-					4, types, values);
-	}
-	if (b->n_statuses > 0)
-	{
-		Oid			types[3] = {INT8ARRAYOID, JSONBARRAYOID, INT8ARRAYOID};
-		Datum		values[3];
-		bool		isnull;
-
-		values[0] = PointerGetDatum(construct_array(b->status_ids, b->n_statuses, INT8OID, sizeof(int64),
-													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-		values[1] = PointerGetDatum(construct_array(b->statuses, b->n_statuses, JSONBOID, -1, false,
-													TYPALIGN_INT));
-		values[2] = locked;
-		if (SPI_execute_with_args("SELECT coalesce(bool_or(s NOT IN ('SCHEDULED', 'STARTING', 'RUNNING')), false) "
-								  "FROM (SELECT fairshare.apply_status(u.job_id, u.response) AS s "
-								  "FROM unnest($1::bigint[], $2::jsonb[]) WITH ORDINALITY AS u(job_id, response, n) "
-								  "WHERE u.job_id = ANY($3::bigint[]) "
-								  "ORDER BY u.job_id, u.n) applied",
-								  3, types, values, NULL, false, 0) != SPI_OK_SELECT || SPI_processed != 1)
-			elog(ERROR, "fairshare.apply_status failed");
-		if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
-			d->turn_needed = true;
-	}
-	end_short_xact();
-	b->n_arns = 0;
-	b->n_statuses = 0;
-}
-
-static void
-record_stop_sent(AttemptTrack *t)
-{
-	Oid			types[2] = {INT8OID, TEXTOID};
-	Datum		values[2] = {Int64GetDatum(t->job_id), CStringGetTextDatum(t->name)};
-
-	begin_short_xact("fairshare dispatcher: stop sent");
-	/* skipped while another transaction holds the row: a resent stop is harmless */
-	exec_params("UPDATE fairshare.jobs SET stop_sent_at = now() "
-				"WHERE job_id IN (SELECT job_id FROM fairshare.jobs WHERE job_id = $1 "
-				"AND training_job_name = $2 AND stop_sent_at IS NULL FOR NO KEY UPDATE SKIP LOCKED)",
-				2, types, values);
-	end_short_xact();
-}
-
-/* A top-level string member of a JSON object, or NULL. */
-static char *
-jsonb_string_field(Jsonb *jb, const char *key)
-{
-	JsonbValue	k;
-	JsonbValue *v;
-
-	if (jb == NULL || !JB_ROOT_IS_OBJECT(jb))
-		return NULL;
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
-	v = findJsonbValueFromContainer(&jb->root, JB_FOBJECT, &k);
-	if (v == NULL || v->type != jbvString)
-		return NULL;
-	return pnstrdup(v->val.string.val, v->val.string.len);
-}
-
-static char *
-failure_reason(const FsSmResult *r)
-{
-	return psprintf("%s: %s", r->error_type ? r->error_type : "Error",
-					r->message ? r->message : "no message");
-}
-
-/*
- * A call that failed, in the log: once a minute for each operation and
- * class of error, saying how many like it were held back meanwhile (the
- * job's status_reason has each attempt's own).
- */
-static void
-warn_throttled(const FsSmResult *r, const char *name, const char *detail)
-{
-	int			held;
-
-	/* the kind is the operation and the class of error, not its exact type:
-	 * an outage answers InternalFailure and ServiceUnavailable by turns */
-	if (!fs_log_due(psprintf("%s:%d", fs_sm_operation_name(r->operation), (int) r->error_class), &held))
-		return;
-	ereport(WARNING,
-			(errmsg("fairshare dispatcher: %s %s failed: %s", fs_sm_operation_name(r->operation), name,
-					failure_reason(r)),
-			 detail ? errdetail("%s", detail) : 0,
-			 held > 0 ? errhint("%d more %s calls failed like this in the last minute and were not logged.",
-								held, fs_sm_operation_name(r->operation)) : 0));
-}
-
-static void
-handle_result(FairshareDispatch *d, const FsSmResult *r)
-{
-	int64		job_id = (int64) r->tag;
-	AttemptTrack *t = hash_search(d->tracks, &job_id, HASH_FIND, NULL);
-	TimestampTz now = GetCurrentTimestamp();
-	TimestampTz next_poll = TimestampTzPlusMilliseconds(now, fairshare_poll_interval_ms);
-
-	if (t == NULL)
-		return;
-	t->in_flight = false;
-
-	switch (r->operation)
-	{
-		case FS_SM_CREATE_TRAINING_JOB:
-			switch (r->error_class)
-			{
-				case FS_SM_OK:
-					{
-						char	   *arn = jsonb_string_field(r->response, "TrainingJobArn");
-
-						t->exists = t->owned = true;
-						t->suspect = false;
-						t->next_describe = next_poll;
-						if (arn)
-							queue_arn(d, t, arn);
-					}
-					break;
-				case FS_SM_RESOURCE_IN_USE:
-					/*
-					 * It exists already: a lost answer, a previous dispatcher
-					 * -- or another installation's job of the same name.  The
-					 * lookup and its tags tell which.
-					 */
-					t->exists = true;
-					t->owned = false;
-					t->suspect = false;
-					t->next_describe = now;
-					break;
-				case FS_SM_RESOURCE_LIMIT_EXCEEDED:
-				case FS_SM_VALIDATION:
-				case FS_SM_ACCESS_DENIED:
-				case FS_SM_RESOURCE_NOT_FOUND:
-				case FS_SM_OTHER_CLIENT_ERROR:
-					/*
-					 * SageMaker refused this attempt (a 4xx it answered after
-					 * reading the request: nothing was created): the retry
-					 * rules decide.  AccessDenied belongs here, typically a
-					 * RoleArn the server may not pass.
-					 */
-					switch (apply_status(t->job_id, made_up_response(t->name, "Failed", failure_reason(r))))
-					{
-						case OUTCOME_LEFT_PLACED:
-							d->turn_needed = true;
-							break;
-						case OUTCOME_STAYS_PLACED:
-							break;
-						case OUTCOME_JOB_BUSY:
-							/*
-							 * Not written: looked up a poll interval from now,
-							 * and, not being known to SageMaker, sent again.
-							 */
-							t->suspect = true;
-							t->next_describe = next_poll;
-							break;
-					}
-					break;
-				default:
-
-					/*
-					 * No answer we can trust (retries exhausted, credentials
-					 * refused, no endpoint, TLS): it may or may not exist.
-					 * Look it up a poll interval from now; the job keeps its
-					 * place and says why it waits.
-					 */
-					t->suspect = true;
-					t->next_describe = next_poll;
-					t->failed_creates++;
-					strlcpy(t->last_create_error, failure_reason(r), sizeof(t->last_create_error));
-					note_call_trouble(t, psprintf("CreateTrainingJob %s got no usable answer (%s); it is looked up "
-												  "and, if SageMaker does not know it, sent again (%d of at most %d)",
-												  t->name, failure_reason(r), t->failed_creates,
-												  fairshare_create_retry_limit));
-					warn_throttled(r, t->name, "It will be looked up and, if SageMaker does not know it, created again.");
-					break;
-			}
-			break;
-
-		case FS_SM_DESCRIBE_TRAINING_JOB:
-			switch (r->error_class)
-			{
-				case FS_SM_OK:
-					t->exists = true;
-					t->suspect = false;
-					t->next_describe = next_poll;
-					if (t->owned)
-						queue_status(d, t, r->response);
-					else
-					{
-						/* Not seen created by us: prove it ours before anything is believed. */
-						char	   *arn = jsonb_string_field(r->response, "TrainingJobArn");
-
-						if (arn != NULL)
-							send_call(d, t, FS_SM_LIST_TAGS, list_tags_request(arn));
-					}
-					break;
-				case FS_SM_RESOURCE_NOT_FOUND:
-					if (t->exists)
-					{
-						OutcomeWrite w = apply_status(t->job_id,
-													  made_up_response(t->name, "Failed",
-																	   "ResourceNotFound: the training job is no longer known to SageMaker"));
-
-						if (w == OUTCOME_LEFT_PLACED)
-							d->turn_needed = true;
-						else if (w == OUTCOME_JOB_BUSY)
-							t->next_describe = next_poll;	/* the next lookup says it again */
-					}
-					else
-					{
-						/* It was never created: the next turn creates it (or drops a stop). */
-						t->suspect = false;
-						d->turn_needed = true;
-					}
-					break;
-				default:
-					t->next_describe = next_poll;
-					if (!t->exists)
-						note_call_trouble(t, psprintf("DescribeTrainingJob %s, the lookup of an attempt that may "
-													  "have been created, failed (%s); it is tried again",
-													  t->name, failure_reason(r)));
-					warn_throttled(r, t->name, NULL);
-					break;
-			}
-			break;
-
-		case FS_SM_LIST_TAGS:
-			switch (r->error_class)
-			{
-				case FS_SM_OK:
-					{
-						char	   *why;
-
-						if (ours_by_tags(d, t, r->response, &why))
-						{
-							t->owned = true;
-							t->next_describe = now; /* now its status counts */
-						}
-						else
-						{
-							ereport(WARNING,
-									(errmsg("fairshare dispatcher: job " INT64_FORMAT ": %s", t->job_id, why),
-									 errhint("Give each installation sharing a SageMaker account its own fairshare.job_name_prefix.")));
-							if (apply_status(t->job_id, made_up_response(t->name, "Failed", why)) == OUTCOME_LEFT_PLACED)
-								d->turn_needed = true;
-							else
-								t->next_describe = next_poll;
-						}
-					}
-					break;
-				case FS_SM_RESOURCE_NOT_FOUND:
-					/* gone between the lookup and its tags: look again */
-					t->exists = false;
-					t->suspect = true;
-					t->next_describe = next_poll;
-					break;
-				default:
-					t->next_describe = next_poll;
-					note_call_trouble(t, psprintf("ListTags for %s, which shows whether the existing training job "
-												  "is this attempt's, failed (%s); it is tried again",
-												  t->name, failure_reason(r)));
-					break;
-			}
-			break;
-
-		case FS_SM_STOP_TRAINING_JOB:
-			switch (r->error_class)
-			{
-				case FS_SM_OK:
-					record_stop_sent(t);
-					t->next_describe = now;
-					break;
-				case FS_SM_RESOURCE_NOT_FOUND:
-					if (!t->exists)
-						cancel_unsent(d, t);
-					t->next_describe = now;
-					break;
-				case FS_SM_VALIDATION:
-					/* Already stopping or finished: the next describe says how it ended. */
-					record_stop_sent(t);
-					t->next_describe = now;
-					break;
-				default:
-					warn_throttled(r, t->name, NULL);
-					break;
-			}
-			break;
-
-		default:
-			break;
-	}
-}
-
-/* In a PG_CATCH: log the ERROR, clear it and roll its transaction back. */
-static void
-report_and_roll_back(MemoryContext cxt)
-{
-	MemoryContextSwitchTo(cxt);
-	EmitErrorReport();
-	FlushErrorState();
-	AbortCurrentTransaction();
-	pgstat_report_activity(STATE_IDLE, NULL);
-}
-
-/*
- * After an ERROR while an outcome was written: report it, roll back, and
- * have the attempt looked up again after a poll interval (as suspect when
- * SageMaker was never seen to know it, and no longer in flight when
- * in_flight_done).
- */
-static void
-contain_outcome_error(FairshareDispatch *d, MemoryContext cxt, int64 job_id, bool in_flight_done)
-{
-	AttemptTrack *t;
-
-	report_and_roll_back(cxt);
-	t = hash_search(d->tracks, &job_id, HASH_FIND, NULL);
-	if (t == NULL)
-		return;
-	if (in_flight_done)
-		t->in_flight = false;
-	if (!t->exists)
-		t->suspect = true;
-	t->next_describe = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), fairshare_poll_interval_ms);
-}
-
-/* errcontext for an outcome being applied. */
-static void
-outcome_error_context(void *arg)
-{
-	const FsSmResult *r = (const FsSmResult *) arg;
-
-	errcontext("applying the outcome of SageMaker %s for job %lld",
-			   fs_sm_operation_name(r->operation), (long long) r->tag);
-}
-
-/*
- * handle_result, with an ERROR in it (a trigger on fairshare.jobs, a job
- * deleted under us, ...) reported and contained: the results after it in
- * the same batch are handed out already and must still be applied, or their
- * attempts would stay "in flight" for good and never be followed again.
- * The attempt whose outcome could not be written is looked up afresh.
- */
-static void
-handle_result_guarded(FairshareDispatch *d, const FsSmResult *r)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	ErrorContextCallback errcallback;
-
-	errcallback.callback = outcome_error_context;
-	errcallback.arg = (void *) r;
-	errcallback.previous = error_context_stack;
-	error_context_stack = &errcallback;
-	PG_TRY();
-	{
-		handle_result(d, r);
-	}
-	PG_CATCH();
-	{
-		error_context_stack = errcallback.previous;
-		contain_outcome_error(d, cxt, (int64) r->tag, true);
-	}
-	PG_END_TRY();
-	error_context_stack = errcallback.previous;
-}
-
-/*
- * One DescribeTrainingJob answer applied on its own, an ERROR reported and
- * contained: the attempt is looked up again after a poll interval.
- */
-static void
-describe_error_context(void *arg)
-{
-	errcontext("applying the outcome of SageMaker DescribeTrainingJob for job %lld",
-			   (long long) *(const int64 *) arg);
-}
-
-static void
-apply_status_guarded(FairshareDispatch *d, int64 job_id, Jsonb *response)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	ErrorContextCallback errcallback;
-
-	errcallback.callback = describe_error_context;
-	errcallback.arg = (void *) &job_id;
-	errcallback.previous = error_context_stack;
-	error_context_stack = &errcallback;
-	PG_TRY();
-	{
-		/* held by another transaction: the answer comes again with the next describe */
-		if (apply_status(job_id, response) == OUTCOME_LEFT_PLACED)
-			d->turn_needed = true;
-	}
-	PG_CATCH();
-	{
-		error_context_stack = errcallback.previous;
-		contain_outcome_error(d, cxt, job_id, false);
-	}
-	PG_END_TRY();
-	error_context_stack = errcallback.previous;
-}
-
-/*
- * flush_outcomes, with an ERROR contained the same way.  One bad outcome
- * must not keep the others of its batch from being written: after a failed
- * batch each DescribeTrainingJob answer is applied on its own, and the one
- * that fails is looked up again after a poll interval.  The ARNs of the
- * batch are dropped; each comes back with its attempt's next describe.
- */
-static void
-batch_error_context(void *arg)
-{
-	const OutcomeBatch *b = (const OutcomeBatch *) arg;
-
-	errcontext("writing the outcomes of %d SageMaker answers (%d ARNs, %d DescribeTrainingJob answers) in one transaction",
-			   b->n_arns + b->n_statuses, b->n_arns, b->n_statuses);
-}
-
-static void
-flush_outcomes_guarded(FairshareDispatch *d)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	OutcomeBatch *b = &d->batch;
-	ErrorContextCallback errcallback;
-
-	errcallback.callback = batch_error_context;
-	errcallback.arg = (void *) b;
-	errcallback.previous = error_context_stack;
-	error_context_stack = &errcallback;
-	PG_TRY();
-	{
-		flush_outcomes(d);
-	}
-	PG_CATCH();
-	{
-		int			n = b->n_statuses;
-
-		error_context_stack = errcallback.previous;
-		report_and_roll_back(cxt);
-		b->n_arns = b->n_statuses = 0;
-		for (int i = 0; i < n; i++)
-			apply_status_guarded(d, DatumGetInt64(b->status_ids[i]), DatumGetJsonbP(b->statuses[i]));
-	}
-	PG_END_TRY();
-	error_context_stack = errcallback.previous;
-}
-
 /*
  * Write the outcomes collected so far, then free the memory the results
  * and the batch were in (the results are all handled by then).
@@ -1387,7 +354,7 @@ flush_outcomes_guarded(FairshareDispatch *d)
 static void
 write_batch(FairshareDispatch *d)
 {
-	flush_outcomes_guarded(d);
+	dispatch_flush_outcomes_guarded(d);
 	d->batch.n_arns = d->batch.n_statuses = 0;
 	MemoryContextReset(d->wait_cxt);
 }
@@ -1400,7 +367,7 @@ collect_results(FairshareDispatch *d, long timeout_ms)
 	int			n = fs_sm_wait(d->client, timeout_ms, done, MAX_RESULTS_PER_WAIT);
 
 	for (int i = 0; i < n; i++)
-		handle_result_guarded(d, done[i]);
+		dispatch_handle_result_guarded(d, done[i]);
 	return n;
 }
 

@@ -39,13 +39,14 @@
 #include "tcop/tcopprot.h"
 #include "utils/snapmgr.h"
 
-#include "fairshare.h"
+#include "settings.h"
 #include "tables/catalog_version.h"
 #include "tables/lookup.h"
 #include "worker/dispatch.h"
 #include "worker/dispatcher.h"
 #include "worker/log_throttle.h"
 #include "worker/shared_state.h"
+#include "worker/xact.h"
 
 PGDLLEXPORT void fairshare_dispatcher_main(Datum main_arg);
 
@@ -83,11 +84,10 @@ extension_installed(char **version)
 	MemoryContext caller = CurrentMemoryContext;
 	char	   *found;
 
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
+	fairshare_xact_begin("fairshare dispatcher: is the extension installed?");
 	found = fairshare_installed_version();
 	*version = found ? MemoryContextStrdup(caller, found) : NULL;
-	CommitTransactionCommand();
+	fairshare_xact_commit();
 	MemoryContextSwitchTo(caller);
 	return *version != NULL;
 }
@@ -102,17 +102,12 @@ take_dispatcher_lock(void)
 	bool		got;
 	bool		isnull;
 
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	SPI_connect();
-	PushActiveSnapshot(GetTransactionSnapshot());
+	fairshare_xact_begin("fairshare dispatcher: taking the dispatcher lock");
 	if (SPI_execute("SELECT pg_try_advisory_lock(" CppAsString2(DISPATCHER_LOCK_KEY1) ", "
 					CppAsString2(DISPATCHER_LOCK_KEY2) ")", false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not take the dispatcher lock");
 	got = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	PopActiveSnapshot();
-	CommitTransactionCommand();
+	fairshare_xact_commit();
 	return got;
 }
 

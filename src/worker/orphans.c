@@ -48,7 +48,7 @@
 #include "utils/array.h"
 
 #include "aws/sagemaker_client.h"
-#include "fairshare.h"
+#include "settings.h"
 #include "tables/installation.h"
 
 PG_FUNCTION_INFO_V1(fairshare_sweep_orphaned_training_jobs);

@@ -1,0 +1,191 @@
+/*-------------------------------------------------------------------------
+ *
+ * attempts.c
+ *		The SageMaker calls a dispatcher turn sends for each placed attempt,
+ *		and when: creates (after a lookup when the attempt is suspect),
+ *		stops, describes, the ListTags that proves a job is ours (see
+ *		dispatch.c for the rules).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include "datums.h"
+#include "settings.h"
+#include "worker/dispatch_internal.h"
+#include "worker/fence.h"
+#include "worker/xact.h"
+
+void
+dispatch_send_call(FairshareDispatch *d, AttemptTrack *t, FsSmOperation op, Jsonb *request)
+{
+	fs_sm_submit(d->client, op, t->endpoint_url[0] ? t->endpoint_url : NULL,
+				 t->region[0] ? t->region : NULL, request, (uint64) t->job_id);
+	t->in_flight = true;
+}
+
+Jsonb *
+dispatch_name_request(const char *name)
+{
+	JsonbParseState *state = NULL;
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	fairshare_jsonb_push_string(&state, "TrainingJobName", name);
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}
+
+/* {"ResourceArn": arn, "MaxResults": 100}: fairshare's tags come with the first page. */
+Jsonb *
+dispatch_list_tags_request(const char *arn)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue	k,
+				v;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	fairshare_jsonb_push_string(&state, "ResourceArn", arn);
+	k.type = jbvString;
+	k.val.string.val = "MaxResults";
+	k.val.string.len = strlen("MaxResults");
+	pushJsonbValue(&state, WJB_KEY, &k);
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(100);
+	pushJsonbValue(&state, WJB_VALUE, &v);
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}
+
+/*
+ * Send CreateTrainingJob for the n attempts of a turn that need one.  Their
+ * bodies are read in one short transaction, committed before any is
+ * submitted; an attempt whose job moved on (another attempt, or no longer
+ * SCHEDULED) gets nothing.
+ */
+void
+dispatch_send_creates(FairshareDispatch *d, AttemptTrack **want, int n)
+{
+	Oid			types[1] = {INT8ARRAYOID};
+	Datum		values[1];
+	Datum	   *ids;
+	int64	   *got_ids;
+	char	  **got_names;
+	Jsonb	  **got_requests;
+	uint64		got = 0;
+	MemoryContext outer = CurrentMemoryContext;
+
+	if (n == 0)
+		return;
+	ids = palloc(sizeof(Datum) * n);
+	for (int i = 0; i < n; i++)
+		ids[i] = Int64GetDatum(want[i]->job_id);
+	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
+												TYPALIGN_DOUBLE));
+
+	fairshare_xact_begin("fairshare dispatcher: create requests");
+	if (SPI_execute_with_args("SELECT j.job_id, j.training_job_name, fairshare.create_training_job_request(j) "
+							  "FROM fairshare.jobs j WHERE j.job_id = ANY($1) AND j.status = 'SCHEDULED'",
+							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the create requests");
+	got = SPI_processed;
+	{
+		/* Copy out of SPI's memory: the transaction ends before we submit. */
+		MemoryContext spi = MemoryContextSwitchTo(outer);
+
+		got_ids = palloc(sizeof(int64) * Max(got, 1));
+		got_names = palloc(sizeof(char *) * Max(got, 1));
+		got_requests = palloc(sizeof(Jsonb *) * Max(got, 1));
+		for (uint64 i = 0; i < got; i++)
+		{
+			HeapTuple	row = SPI_tuptable->vals[i];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			bool		isnull;
+			Datum		r;
+
+			got_ids[i] = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+			got_names[i] = SPI_getvalue(row, desc, 2);
+			r = SPI_getbinval(row, desc, 3, &isnull);
+			got_requests[i] = isnull ? NULL : DatumGetJsonbPCopy(r);
+		}
+		MemoryContextSwitchTo(spi);
+	}
+	fairshare_xact_commit();
+	if (got > 0)
+		fairshare_fence();		/* still the leader? (fence.c) */
+
+	for (uint64 i = 0; i < got; i++)
+	{
+		AttemptTrack *t = hash_search(d->tracks, &got_ids[i], HASH_FIND, NULL);
+
+		if (t == NULL || t->in_flight || got_names[i] == NULL || got_requests[i] == NULL ||
+			strcmp(t->name, got_names[i]) != 0)
+			continue;
+		if (t->first_create == 0)
+			t->first_create = GetCurrentTimestamp();
+		dispatch_send_call(d, t, FS_SM_CREATE_TRAINING_JOB, got_requests[i]);
+	}
+}
+
+/*
+ * The stop of an attempt that never reached SageMaker: it never started.
+ * fairshare._cancel_unsent does not count a preemption of it toward
+ * preemption_retries.
+ */
+void
+dispatch_cancel_unsent(FairshareDispatch *d, AttemptTrack *t)
+{
+	/* held by another transaction: the next turn asks again */
+	if (dispatch_write_outcome("fairshare._cancel_unsent($1, $2)", t->job_id, TEXTOID,
+					  CStringGetTextDatum(t->name)) == OUTCOME_LEFT_PLACED)
+		d->turn_needed = true;
+}
+
+/*
+ * A turn with nothing new to decide: only the DescribeTrainingJob polls
+ * that are due, from what the tracks know, without a pass or a read of the
+ * work.  Returns how long to wait.
+ */
+long
+dispatch_describe_due(FairshareDispatch *d, TimestampTz now, long wait_ms)
+{
+	HASH_SEQ_STATUS seq;
+	AttemptTrack *t;
+
+	hash_seq_init(&seq, d->tracks);
+	while ((t = hash_seq_search(&seq)) != NULL)
+	{
+		if (t->in_flight || !t->exists)
+			continue;
+		if (t->next_describe <= now)
+			dispatch_send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, dispatch_name_request(t->name));
+		else
+			wait_ms = Min(wait_ms, Max((long) ((t->next_describe - now) / 1000), 1));
+	}
+	return wait_ms;
+}
+
+/*
+ * An attempt whose creates keep getting no usable answer (a request
+ * SageMaker answers with 5xx every time, say) must not hold its instances
+ * and be sent again for ever.  Past fairshare.create_retry_limit such
+ * creates, or fairshare.create_retry_timeout since the first, it fails with
+ * the last error and its job follows its retry rules.  Called only when
+ * the attempt is about to be created again, that is once SageMaker has
+ * said it does not know it: nothing created is left behind.
+ */
+bool
+dispatch_create_given_up(FairshareDispatch *d, AttemptTrack *t, TimestampTz now)
+{
+	char	   *reason;
+
+	if (t->failed_creates < fairshare_create_retry_limit &&
+		(t->first_create == 0 ||
+		 now < TimestampTzPlusMilliseconds(t->first_create, (int64) fairshare_create_retry_timeout_s * 1000)))
+		return false;
+	reason = psprintf("CreateTrainingJobFailed: %d CreateTrainingJob calls over %lld s got no usable answer "
+					  "(fairshare.create_retry_limit %d, fairshare.create_retry_timeout %d s); the last: %s",
+					  t->failed_creates, (long long) ((now - t->first_create) / USECS_PER_SEC),
+					  fairshare_create_retry_limit, fairshare_create_retry_timeout_s, t->last_create_error);
+	if (dispatch_apply_status(t->job_id, dispatch_made_up_response(t->name, "Failed", reason)) == OUTCOME_LEFT_PLACED)
+		d->turn_needed = true;
+	else
+		t->next_describe = TimestampTzPlusMilliseconds(now, fairshare_poll_interval_ms);
+	return true;
+}

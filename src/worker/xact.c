@@ -1,0 +1,52 @@
+/*-------------------------------------------------------------------------
+ *
+ * xact.c
+ *		The worker's short transactions (see xact.h): the skeleton of
+ *		PostgreSQL's worker_spi around each unit of work.
+ *
+ * After each, the worker reports its table statistics
+ * (pgstat_report_stat), as a backend does when it goes idle: a worker that
+ * never does keeps them to itself until it exits, and autovacuum never
+ * sees the rows it updates in fairshare.jobs.  The call flushes at most
+ * once a second; what it holds back goes with a later transaction.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include "pgstat.h"
+#include "utils/snapmgr.h"
+
+#include "worker/xact.h"
+
+void
+fairshare_xact_begin(const char *what)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, what);
+}
+
+void
+fairshare_xact_commit(void)
+{
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_stat(false);
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+void
+fairshare_xact_report_and_roll_back(MemoryContext cxt)
+{
+	MemoryContextSwitchTo(cxt);
+	EmitErrorReport();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	pgstat_report_stat(false);
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
