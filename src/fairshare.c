@@ -13,12 +13,12 @@
  * Layers, each depending only on the ones below it (test/core/core.test
  * checks the includes):
  *	 worker/		the dispatcher background worker: passes, SageMaker calls
+ *	 api/			beside worker/: the AWS Batch API server, a background worker
+ *					of its own; only this file and settings.c include it
  *	 aws/			SigV4, credentials, the SageMaker client and its SQL
  *	 sql_api/		the SQL functions of a pass: schedule(), snapshots
  *	 tables/		the job table's triggers, lookups, the config cache
  *	 scheduler/		the pure scheduling core: plain C, no PostgreSQL
- *	 api/			the AWS Batch API server (a background worker); only this file
- *					and settings.c include it
  *	 settings.c, progress.c	the fairshare.* settings; the progress callback
  *
  *-------------------------------------------------------------------------
