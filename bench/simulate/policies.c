@@ -27,7 +27,7 @@
  *                   production has nothing queued.
  *   quota-latest    quota-shares with the victim order before checkpoints
  *                   were counted (the most recently started first, among
- *                   the victims design 2.6 allows): what the least-lost
+ *                   the victims docs/scheduling.md 2.6 allows): what the least-lost
  *                   order saves is the difference of the two columns.
  *   quota-fair      the same as quota-shares with idle_assignment FAIR (beyond AWS) and
  *                   borrowing weights production 2, exploration 2, sweeps 1,

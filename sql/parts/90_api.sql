@@ -155,7 +155,8 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION fairshare._api_job_string(request jsonb, member text, required boolean DEFAULT false)
+-- A request member of JSON type string (NULL when absent or null).
+CREATE FUNCTION fairshare._api_string(request jsonb, member text, required boolean DEFAULT false)
 RETURNS text LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	v jsonb := request -> member;
@@ -173,7 +174,8 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION fairshare._api_job_integer(request jsonb, member text, required boolean DEFAULT false)
+-- A request member of JSON type number holding a 32-bit integer.
+CREATE FUNCTION fairshare._api_integer(request jsonb, member text, required boolean DEFAULT false)
 RETURNS integer LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	v jsonb := request -> member;
@@ -196,7 +198,8 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION fairshare._api_job_json(request jsonb, member text, json_type text, required boolean DEFAULT false)
+-- A request member that must be a JSON array or object (NULL when absent).
+CREATE FUNCTION fairshare._api_json(request jsonb, member text, json_type text, required boolean DEFAULT false)
 RETURNS jsonb LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	v jsonb := request -> member;
@@ -219,7 +222,7 @@ $$;
 CREATE FUNCTION fairshare._api_job(request jsonb)
 RETURNS fairshare.jobs LANGUAGE plpgsql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
-	id text := fairshare._api_resource_name('service-job', fairshare._api_job_string(request, 'jobId', true), 'jobId');
+	id text := fairshare._api_resource_name('service-job', fairshare._api_string(request, 'jobId', true), 'jobId');
 	j fairshare.jobs;
 BEGIN
 	IF id ~ '^[0-9]{1,18}$' THEN
@@ -266,13 +269,13 @@ BEGIN
 	PERFORM fairshare._api_job_members(request, ARRAY['jobName', 'jobQueue', 'retryStrategy', 'schedulingPriority',
 		'serviceRequestPayload', 'serviceJobType', 'shareIdentifier', 'quotaShareName', 'preemptionConfiguration',
 		'timeoutConfig', 'tags', 'clientToken'], 'SubmitServiceJob');
-	job_name := fairshare._api_job_string(request, 'jobName', true);
-	queue := fairshare._api_resource_name('job-queue', fairshare._api_job_string(request, 'jobQueue', true), 'jobQueue');
-	IF fairshare._api_job_string(request, 'serviceJobType', true) <> 'SAGEMAKER_TRAINING' THEN
+	job_name := fairshare._api_string(request, 'jobName', true);
+	queue := fairshare._api_resource_name('job-queue', fairshare._api_string(request, 'jobQueue', true), 'jobQueue');
+	IF fairshare._api_string(request, 'serviceJobType', true) <> 'SAGEMAKER_TRAINING' THEN
 		PERFORM fairshare._reject('22023', format('serviceJobType %s is not supported', request -> 'serviceJobType'),
 			'fairshare runs SAGEMAKER_TRAINING service jobs.');
 	END IF;
-	payload_text := fairshare._api_job_string(request, 'serviceRequestPayload', true);
+	payload_text := fairshare._api_string(request, 'serviceRequestPayload', true);
 	BEGIN
 		payload := payload_text::jsonb;
 	EXCEPTION WHEN invalid_text_representation OR untranslatable_character OR character_not_in_repertoire THEN
@@ -283,44 +286,44 @@ BEGIN
 		PERFORM fairshare._reject('22023', 'serviceRequestPayload must be a JSON object: the CreateTrainingJob request');
 	END IF;
 	-- The SDK puts a TrainingJobName in; fairshare names each attempt itself.
-	training_job_name := fairshare._api_job_string(payload, 'TrainingJobName');
+	training_job_name := fairshare._api_string(payload, 'TrainingJobName');
 	payload := payload - 'TrainingJobName';
 
-	retry := fairshare._api_job_json(request, 'retryStrategy', 'object');
+	retry := fairshare._api_json(request, 'retryStrategy', 'object');
 	IF retry IS NOT NULL THEN
 		PERFORM fairshare._api_job_members(retry, ARRAY['attempts', 'evaluateOnExit'], 'retryStrategy');
-		attempts := fairshare._api_job_integer(retry, 'attempts', true);
+		attempts := fairshare._api_integer(retry, 'attempts', true);
 		IF attempts NOT BETWEEN 1 AND 10 THEN
 			PERFORM fairshare._reject('22023', format('retryStrategy.attempts %s is out of range', attempts),
 				'attempts is from 1 to 10.');
 		END IF;
-		FOR rule IN SELECT * FROM jsonb_array_elements(coalesce(fairshare._api_job_json(retry, 'evaluateOnExit', 'array'), '[]'))
+		FOR rule IN SELECT * FROM jsonb_array_elements(coalesce(fairshare._api_json(retry, 'evaluateOnExit', 'array'), '[]'))
 		LOOP
 			PERFORM fairshare._api_job_members(rule, ARRAY['action', 'onStatusReason'], 'an evaluateOnExit rule');
-			action := upper(fairshare._api_job_string(rule, 'action', true));
+			action := upper(fairshare._api_string(rule, 'action', true));
 			IF action NOT IN ('RETRY', 'EXIT') THEN
 				PERFORM fairshare._reject('22023', format('evaluateOnExit action %s is not RETRY or EXIT', rule -> 'action'));
 			END IF;
 			rules := coalesce(rules, '[]') || jsonb_build_array(jsonb_build_object(
-				'action', action, 'on_status_reason', coalesce(fairshare._api_job_string(rule, 'onStatusReason'), '*')));
+				'action', action, 'on_status_reason', coalesce(fairshare._api_string(rule, 'onStatusReason'), '*')));
 		END LOOP;
 	END IF;
-	preemption := fairshare._api_job_json(request, 'preemptionConfiguration', 'object');
+	preemption := fairshare._api_json(request, 'preemptionConfiguration', 'object');
 	IF preemption IS NOT NULL THEN
 		PERFORM fairshare._api_job_members(preemption, ARRAY['preemptionRetriesBeforeTermination'], 'preemptionConfiguration');
-		preemption_retries := fairshare._api_job_integer(preemption, 'preemptionRetriesBeforeTermination');
+		preemption_retries := fairshare._api_integer(preemption, 'preemptionRetriesBeforeTermination');
 	END IF;
-	timeout := fairshare._api_job_json(request, 'timeoutConfig', 'object');
+	timeout := fairshare._api_json(request, 'timeoutConfig', 'object');
 	IF timeout IS NOT NULL THEN
 		PERFORM fairshare._api_job_members(timeout, ARRAY['attemptDurationSeconds'], 'timeoutConfig');
-		duration := fairshare._api_job_integer(timeout, 'attemptDurationSeconds');
+		duration := fairshare._api_integer(timeout, 'attemptDurationSeconds');
 	END IF;
-	PERFORM fairshare._api_job_json(request, 'tags', 'object');
-	PERFORM fairshare._api_job_integer(request, 'schedulingPriority');
+	PERFORM fairshare._api_json(request, 'tags', 'object');
+	PERFORM fairshare._api_integer(request, 'schedulingPriority');
 
 	-- Idempotency: a retried request (same role, token and request) gets the
 	-- job its first try made; the lock orders two tries that race.
-	token := fairshare._api_job_string(request, 'clientToken');
+	token := fairshare._api_string(request, 'clientToken');
 	hash := encode(sha256(convert_to((request - 'clientToken')::text, 'UTF8')), 'hex');
 	IF token IS NOT NULL THEN
 		IF length(token) NOT BETWEEN 1 AND 64 THEN
@@ -344,9 +347,9 @@ BEGIN
 
 	INSERT INTO fairshare.jobs (job_name, job_queue, share_identifier, quota_share, scheduling_priority, request,
 								retry_attempts, evaluate_on_exit, preemption_retries, attempt_duration_seconds, tags)
-	VALUES (job_name, queue, fairshare._api_job_string(request, 'shareIdentifier'),
-			fairshare._api_job_string(request, 'quotaShareName'),
-			coalesce(fairshare._api_job_integer(request, 'schedulingPriority'), 0), payload,
+	VALUES (job_name, queue, fairshare._api_string(request, 'shareIdentifier'),
+			fairshare._api_string(request, 'quotaShareName'),
+			coalesce(fairshare._api_integer(request, 'schedulingPriority'), 0), payload,
 			coalesce(attempts, 1), rules, preemption_retries, duration, request -> 'tags')
 	RETURNING jobs.job_id INTO new_id;
 	INSERT INTO fairshare.api_submissions (job_id, submitter_oid, client_token, request_hash, training_job_name)
@@ -473,10 +476,10 @@ CREATE FUNCTION fairshare._api_list_service_jobs(request jsonb)
 RETURNS jsonb LANGUAGE plpgsql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	queue text;
-	status text := fairshare._api_job_string(request, 'jobStatus');
-	max_results integer := coalesce(fairshare._api_job_integer(request, 'maxResults'), 100);
-	token text := fairshare._api_job_string(request, 'nextToken');
-	filters jsonb := fairshare._api_job_json(request, 'filters', 'array');
+	status text := fairshare._api_string(request, 'jobStatus');
+	max_results integer := coalesce(fairshare._api_integer(request, 'maxResults'), 100);
+	token text := fairshare._api_string(request, 'nextToken');
+	filters jsonb := fairshare._api_json(request, 'filters', 'array');
 	filter_name text;
 	filter_value text;
 	after_created timestamptz;
@@ -491,7 +494,7 @@ BEGIN
 	PERFORM fairshare._api_job_members(request, ARRAY['jobQueue', 'jobStatus', 'maxResults', 'nextToken', 'filters'],
 		'ListServiceJobs');
 	IF request ? 'jobQueue' AND jsonb_typeof(request -> 'jobQueue') <> 'null' THEN
-		queue := fairshare._api_resource_name('job-queue', fairshare._api_job_string(request, 'jobQueue'), 'jobQueue');
+		queue := fairshare._api_resource_name('job-queue', fairshare._api_string(request, 'jobQueue'), 'jobQueue');
 		IF NOT EXISTS (SELECT 1 FROM fairshare.job_queues q WHERE q.name = queue) THEN
 			PERFORM fairshare._reject('P0002', format('job queue %s does not exist', queue));
 		END IF;
@@ -508,7 +511,7 @@ BEGIN
 	END IF;
 	IF filters IS NOT NULL AND jsonb_array_length(filters) = 1 THEN
 		PERFORM fairshare._api_job_members(filters -> 0, ARRAY['name', 'values'], 'a filter');
-		filter_name := fairshare._api_job_string(filters -> 0, 'name', true);
+		filter_name := fairshare._api_string(filters -> 0, 'name', true);
 		IF jsonb_typeof(filters -> 0 -> 'values') IS DISTINCT FROM 'array' OR jsonb_array_length(filters -> 0 -> 'values') <> 1
 		   OR jsonb_typeof(filters -> 0 -> 'values' -> 0) <> 'string' THEN
 			PERFORM fairshare._reject('22023', format('filter %s takes exactly one string value', filter_name));
@@ -590,7 +593,7 @@ DECLARE
 BEGIN
 	PERFORM fairshare._api_job_members(request, ARRAY['jobId', 'schedulingPriority'], 'UpdateServiceJob');
 	j := fairshare._api_job(request);
-	PERFORM fairshare.update_job_priority(j.job_id, fairshare._api_job_integer(request, 'schedulingPriority', true));
+	PERFORM fairshare.update_job_priority(j.job_id, fairshare._api_integer(request, 'schedulingPriority', true));
 	RETURN jsonb_build_object('jobArn', fairshare._api_arn('service-job', j.job_id::text),
 							  'jobName', j.job_name, 'jobId', j.job_id::text);
 END
@@ -603,7 +606,7 @@ DECLARE
 BEGIN
 	PERFORM fairshare._api_job_members(request, ARRAY['jobId', 'reason'], 'TerminateServiceJob');
 	j := fairshare._api_job(request);
-	PERFORM fairshare.terminate_job(j.job_id, fairshare._api_job_string(request, 'reason', true));
+	PERFORM fairshare.terminate_job(j.job_id, fairshare._api_string(request, 'reason', true));
 	RETURN '{}'::jsonb;
 END
 $$;
@@ -646,7 +649,7 @@ DECLARE
 	util jsonb;
 BEGIN
 	PERFORM fairshare._api_job_members(request, ARRAY['jobQueue'], 'GetJobQueueSnapshot');
-	queue := fairshare._api_resource_name('job-queue', fairshare._api_job_string(request, 'jobQueue', true), 'jobQueue');
+	queue := fairshare._api_resource_name('job-queue', fairshare._api_string(request, 'jobQueue', true), 'jobQueue');
 	SELECT * INTO u FROM fairshare._api_queue_usage(queue);
 	IF u.kind IS NULL THEN
 		PERFORM fairshare._reject('P0002', format('job queue %s does not exist', queue));

@@ -134,7 +134,8 @@ check('every relative Markdown link resolves, anchors included (%d links)' % lin
 outside = re.compile(r'\.\./shared|shared/design|/work/|design' + r'\.md|design (?:section|§|[0-9])', re.I)
 bad = []
 for p in files('.'):
-    if rel(p).startswith('test/docs/'):
+    # A released install script is kept byte for byte as it was released.
+    if rel(p).startswith('test/docs/') or rel(p) == 'sql/fairshare--0.1.0.sql':
         continue
     for n, line in enumerate(read(p).split('\n'), 1):
         if outside.search(line):
