@@ -33,12 +33,6 @@
 #define FS_RANK_STATIC		3
 #define FS_RANK_NONE		4
 
-int64_t *
-fs_env_unit(FsPass *pass, int64_t *array, int env, int unit_index)
-{
-	return &array[(size_t) env * pass->n_units + unit_index];
-}
-
 void
 fs_init_rules(FsRules *rules)
 {
@@ -676,6 +670,52 @@ fs_job_could_fit(FsPass *pass, int job, int e, int t)
 		js->could_fit_known = true;
 	}
 	return (js->could_fit >> (e * n_types + t)) & 1;
+}
+
+/*
+ * A job that can never fit -- bigger than every (environment, type) it may
+ * use allows -- is MISCONFIGURED (docs/scheduling.md, 'Capacity
+ * accounting') and does not block the jobs behind it.  Decided once per
+ * pass, when the job is first looked at; result.c records the decision.
+ */
+bool
+fs_job_misconfigured(FsPass *pass, int job)
+{
+	FsJobState *js = &pass->jobs[job];
+	const FsQueue *queue = &pass->in->queues[pass->in->shares[js->share].queue];
+	FsMisconfiguration why = FS_MISCONFIG_ENVIRONMENT_MAX;
+	int64_t		largest = 0;
+	int			e,
+				t;
+
+	if (js->misconfiguration_known)
+		return js->misconfiguration != FS_MISCONFIG_NONE;
+	js->misconfiguration_known = true;
+	js->misconfiguration = FS_MISCONFIG_NONE;
+	if (js->job->instance_count > 0)
+	{
+		for (e = 0; e < queue->n_environments; e++)
+			for (t = 0; t < js->job->n_instance_types; t++)
+				if (fs_job_could_fit(pass, job, e, t))
+					return false;
+		/* it fits nowhere: which limit says so, and the most any pair allows */
+		for (e = 0; e < queue->n_environments; e++)
+		{
+			for (t = 0; t < js->job->n_instance_types; t++)
+			{
+				FsMisconfiguration pair_why = FS_MISCONFIG_NONE;
+
+				if (fs_pair_static_fit(pass, js->share, queue->environments[e],
+									   js->job->instance_types[t],
+									   js->job->instance_count, &pair_why, &largest))
+					return false;
+				if (pair_why == FS_MISCONFIG_QUOTA_SHARE_MAX)
+					why = FS_MISCONFIG_QUOTA_SHARE_MAX;
+			}
+		}
+	}
+	fs_note_misconfigured(pass, job, why, largest);
+	return true;
 }
 
 /* The nominee holding the most of (env, unit), for "held for job N". */
