@@ -936,6 +936,43 @@ backfilled_nominee(FsPass *pass, int job, int env, int type)
 }
 
 /*
+ * A quota share's job about to be placed on type: the numbers of its PLACE
+ * reason (explain.c).  The limit is the one that binds its guarantee, as
+ * fs_quota_room() finds it -- the smaller room of the share's NUM_INSTANCES
+ * and type limits -- so the reason names the limit that decided, and
+ * "holds" counts what that room counts (running jobs not stopping, victims
+ * chosen in this pass, nominated jobs other than this one), plus the job.
+ */
+static void
+quota_placement(FsPass *pass, int job, int type, int64_t *limit, int64_t *holds,
+				int64_t *borrowed)
+{
+	FsJobState *js = &pass->jobs[job];
+	FsShareState *ss = &pass->shares[js->share];
+	int			count = js->job->instance_count;
+	int			unit;
+	int64_t		room = fs_quota_room(pass, js->share, type, FS_RIGHT_GUARANTEE,
+									 js->nominee, &unit);
+	int			ui = FS_UNIT_INDEX(unit);
+
+	if (ss->limit[ui] != FS_NO_LIMIT)
+	{
+		*limit = ss->limit[ui];
+		*holds = *limit - room + count;
+	}
+	else
+	{
+		/* no limit applies: no guarantee, all of it is borrowed */
+		*limit = 0;
+		*holds = ss->held[0] + ss->stopped_now[0] + ss->nominated[0] + count;
+		if (js->nominee >= 0 && pass->nominees[js->nominee].active)
+			*holds -= pass->nominees[js->nominee].count;
+		room = 0;
+	}
+	*borrowed = room >= count ? 0 : count - (room > 0 ? room : 0);
+}
+
+/*
  * Place the job: it occupies the pair from now on, counts towards its
  * share at once (fair-share usage, quota holdings), and gives up the room
  * held for it, if any.
@@ -947,8 +984,13 @@ fs_place(FsPass *pass, int job, int env, int type)
 	FsShareState *ss = &pass->shares[js->share];
 	int			count = js->job->instance_count;
 	int			backfilled = backfilled_nominee(pass, job, env, type);
+	int64_t		share_limit = 0;
+	int64_t		share_holds = 0;
+	int64_t		share_borrowed = 0;
 	FsDecision *d;
 
+	if (share_is_quota(pass, js->share))
+		quota_placement(pass, job, type, &share_limit, &share_holds, &share_borrowed);
 	if (js->nominee >= 0)
 	{
 		FsNominee  *n = &pass->nominees[js->nominee];
@@ -980,6 +1022,9 @@ fs_place(FsPass *pass, int job, int env, int type)
 	d = fs_add_decision(pass, FS_DECISION_PLACE, job);
 	d->environment = env;
 	d->instance_type = type;
+	d->share_limit = share_limit;
+	d->share_holds = share_holds;
+	d->share_borrowed = share_borrowed;
 	if (backfilled >= 0)
 	{
 		const FsNominee *n = &pass->nominees[backfilled];

@@ -95,87 +95,16 @@ pass_begin(const FairsharePassOptions *options, bool *lock_missed)
 }
 
 /*
- * Which limit of a quota share applies to a type, and how much of it the
- * share holds: its limit for the type if it has one, else its NUM_INSTANCES
- * limit, else none (then everything it holds is borrowed).
- */
-static int64
-share_limit(const FsShare *s, int type, int *unit)
-{
-	int64		total = -1;
-
-	for (int i = 0; i < s->n_limits; i++)
-	{
-		if (s->limits[i].unit == type)
-		{
-			*unit = type;
-			return s->limits[i].max_capacity;
-		}
-		if (s->limits[i].unit == FS_UNIT_NUM_INSTANCES)
-			total = s->limits[i].max_capacity;
-	}
-	*unit = FS_UNIT_NUM_INSTANCES;
-	return total < 0 ? 0 : total;
-}
-
-static int64
-share_holds(const PassWorld *w, int share, int unit, const int64 *placed_extra)
-{
-	int64		held = 0;
-
-	for (int i = 0; i < w->input.n_running; i++)
-	{
-		const FsRunningJob *r = &w->input.running[i];
-
-		if (r->share == share && (unit == FS_UNIT_NUM_INSTANCES || r->instance_type == unit))
-			held += r->instance_count;
-	}
-	return held + (placed_extra ? placed_extra[share] : 0);
-}
-
-/*
- * Why a job was placed, for schedule()'s reason column and the demo: a
- * quota share says whether it runs within its guarantee or borrows, a fair
- * share its usage and weight.
- */
-static char *
-policy_reason(const PassWorld *w, const FsDecision *d, int64 *placed_per_share)
-{
-	const char *env = w->input.environments[d->environment].name;
-	const char *type = w->input.instance_type_names[d->instance_type];
-	const FsShare *s = d->share >= 0 ? &w->input.shares[d->share] : NULL;
-	const FsQueue *q = s ? &w->input.queues[s->queue] : NULL;
-
-	if (q && q->policy == FS_POLICY_QUOTA_SHARE)
-	{
-		int			unit;
-		int64		limit = share_limit(s, d->instance_type, &unit);
-		int64		held = share_holds(w, d->share, unit, placed_per_share);
-		int64		after = held + d->instance_count;
-
-		placed_per_share[d->share] += d->instance_count;
-		if (after > limit)
-			return psprintf("%s borrows %lld idle instances beyond its guarantee of %lld "
-							"(holds %lld of %s on %s)",
-							s->name, (long long) Min(after - limit, d->instance_count),
-							(long long) limit, (long long) after, type, env);
-		return psprintf("within %s's guarantee: holds %lld of its %lld on %s",
-						s->name, (long long) after, (long long) limit, env);
-	}
-	if (q && q->policy == FS_POLICY_FAIR_SHARE)
-		return psprintf("fair share %s (weight %.4g, usage %.1f) is furthest below its share; on %s, %s",
-						s->name, s->weight, s->usage, env, type);
-	return psprintf("next in FIFO order; on %s, %s", env, type);
-}
-
-/*
- * ... and, when it back-fills room held for a starving job, says so: that
- * job waits for this one no longer than its own hold promised.
+ * Why a job was placed, for schedule()'s reason column and its
+ * status_reason: the core's sentence (src/scheduler/explain.c), and, when
+ * it back-fills room held for a starving job, that it does: that job waits
+ * for this one no longer than its own hold promised (a time, which only
+ * PostgreSQL formats).
  */
 char *
-fairshare_placement_reason(const PassWorld *w, const FsDecision *d, int64 *placed_per_share)
+fairshare_placement_reason(const PassWorld *w, const FsDecision *d)
 {
-	char	   *reason = policy_reason(w, d, placed_per_share);
+	char	   *reason = fairshare_decision_text(w, d);
 
 	if (d->backfill_for_job_id == 0)
 		return reason;
@@ -354,7 +283,6 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 				 Tuplestorestate *out, TupleDesc desc, int *place_budget)
 {
 	bool		left_out = false;
-	int64	   *placed_per_share = palloc0(sizeof(int64) * Max(w->input.n_shares, 1));
 	DecisionBatch places;
 	DecisionBatch preempts;
 
@@ -393,7 +321,7 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 			case FS_DECISION_PLACE:
 			case FS_DECISION_PREEMPT:
 				reason = d->kind == FS_DECISION_PLACE ?
-					fairshare_placement_reason(w, d, placed_per_share) : fairshare_decision_text(w, d);
+					fairshare_placement_reason(w, d) : fairshare_decision_text(w, d);
 				{
 					Datum		row[5];
 					bool		row_nulls[5] = {false, false, false, false, false};
@@ -456,7 +384,6 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 	}
 	if (!dry_run)
 		write_placements(&places, &preempts);
-	pfree(placed_per_share);
 	return left_out;
 }
 
