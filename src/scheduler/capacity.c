@@ -513,6 +513,21 @@ fs_hold(FsPass *pass, int nominee)
 	n->hold_applied = true;
 }
 
+/*
+ * A preemption nominee holds, per unit, what its victims still stopping do
+ * not cover (never less than 0): room already free is held as far as the
+ * victims do not make up the need (src/scheduler/README.md, Preemption).
+ */
+void
+fs_hold_uncovered(FsPass *pass, int nominee)
+{
+	FsNominee  *n = &pass->nominees[nominee];
+
+	n->hold_num = n->count > n->stopping_num ? n->count - n->stopping_num : 0;
+	n->hold_type = n->count > n->stopping_type ? n->count - n->stopping_type : 0;
+	fs_hold(pass, nominee);
+}
+
 void
 fs_unhold(FsPass *pass, int nominee)
 {
@@ -670,6 +685,23 @@ fs_job_could_fit(FsPass *pass, int job, int e, int t)
 		js->could_fit_known = true;
 	}
 	return (js->could_fit >> (e * n_types + t)) & 1;
+}
+
+/*
+ * The job's e-th environment and t-th instance type as a pair, and whether
+ * a nomination or a victim search may consider it: the job could ever fit
+ * there and the pair may be used now (enabled, not backing off).
+ */
+bool
+fs_pair_open(FsPass *pass, int job, int e, int t, int *env, int *type)
+{
+	FsJobState *js = &pass->jobs[job];
+	const FsQueue *queue = &pass->in->queues[pass->in->shares[js->share].queue];
+	FsFit		fit;
+
+	*env = queue->environments[e];
+	*type = js->job->instance_types[t];
+	return fs_job_could_fit(pass, job, e, t) && fs_pair_usable(pass, job, *env, *type, &fit);
 }
 
 /*

@@ -204,8 +204,6 @@ fs_fair_share_turn(FsPass *pass, int queue)
 	{
 		int			i_share = fs_heap_pop(&heap);
 		int			share = qs->shares[i_share];
-		int			job = pass->shares[share].cursor;
-		FsFit		fit;
 
 		if (turn.unloaded[i_share])
 		{
@@ -214,11 +212,7 @@ fs_fair_share_turn(FsPass *pass, int queue)
 			continue;
 		}
 		rules.respect_compute_reservation = restricted_by_reservation(pass, share);
-		if (!fs_try_place(pass, job, &rules, &fit))
-		{
-			fs_note_wait(pass, job, &fit);
-			fs_note_starving(pass, queue, job, &fit);
-		}
+		fs_place_or_wait(pass, queue, pass->shares[share].cursor, &rules);
 		pass->shares[share].cursor++;
 		offer_share(&turn, &heap, i_share);
 	}

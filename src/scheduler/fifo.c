@@ -29,18 +29,11 @@ fs_fifo_turn(FsPass *pass, int queue)
 	fs_serve_starver(pass, queue, &rules);
 
 	fs_merge_init(&order, pass, queue);
-	while ((job = fs_merge_next(&order, &share)) != FS_MERGE_END)
+	while ((job = fs_merge_next_loaded(&order, &share)) != FS_MERGE_END)
 	{
-		FsJobState *js;
+		FsJobState *js = &pass->jobs[job];
 		FsFit		fit;
 
-		if (job == FS_MERGE_UNLOADED)
-		{
-			if (fs_prefix_used_up(pass, share))
-				return;
-			continue;
-		}
-		js = &pass->jobs[job];
 		if (js->status == FS_JOB_NOMINATED && q->strict_fifo && blocked_by == 0)
 			blocked_by = js->job->job_id;	/* a starving head holds the line */
 		if (js->status != FS_JOB_WAITING || fs_job_misconfigured(pass, job))
@@ -58,10 +51,8 @@ fs_fifo_turn(FsPass *pass, int queue)
 			fs_note_wait(pass, job, &fit);
 			continue;
 		}
-		if (fs_try_place(pass, job, &rules, &fit))
+		if (fs_place_or_wait(pass, queue, job, &rules))
 			continue;
-		fs_note_wait(pass, job, &fit);
-		fs_note_starving(pass, queue, job, &fit);
 		if (q->strict_fifo)
 			blocked_by = js->job->job_id;
 	}

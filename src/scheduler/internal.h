@@ -292,6 +292,7 @@ typedef struct FsMerge
 
 extern void fs_merge_init(FsMerge *m, FsPass *pass, int queue);
 extern int	fs_merge_next(FsMerge *m, int *share);
+extern int	fs_merge_next_loaded(FsMerge *m, int *share);
 extern bool fs_prefix_used_up(FsPass *pass, int share);
 
 /* pass.c */
@@ -313,6 +314,7 @@ extern void fs_place_nominated_jobs(FsPass *pass);
 extern void fs_serve_starver(FsPass *pass, int queue, const FsRules *rules);
 extern bool fs_job_is_head(FsPass *pass, int job);
 extern void fs_note_starving(FsPass *pass, int queue, int job, const FsFit *fit);
+extern bool fs_place_or_wait(FsPass *pass, int queue, int job, const FsRules *rules);
 extern void fs_nominate_starving_job(FsPass *pass, int queue);
 extern void fs_starver_complete_by(FsPass *pass, int nominee);
 
@@ -333,6 +335,7 @@ extern bool fs_pair_usable(FsPass *pass, int job, int env, int type, FsFit *fit)
 extern bool fs_pair_static_fit(FsPass *pass, int share, int env, int type,
 							   int count, FsMisconfiguration *why, int64_t *largest);
 extern bool fs_job_could_fit(FsPass *pass, int job, int e, int t);
+extern bool fs_pair_open(FsPass *pass, int job, int e, int t, int *env, int *type);
 extern bool fs_job_misconfigured(FsPass *pass, int job);
 extern bool fs_pair_fits(FsPass *pass, int job, int env, int type,
 						 const FsRules *rules, FsFit *fit);
@@ -341,6 +344,7 @@ extern void fs_place(FsPass *pass, int job, int env, int type);
 extern int64_t fs_env_room(FsPass *pass, int env, int unit_index, int share,
 						   const FsRules *rules);
 extern void fs_hold(FsPass *pass, int nominee);
+extern void fs_hold_uncovered(FsPass *pass, int nominee);
 extern void fs_unhold(FsPass *pass, int nominee);
 extern void fs_quota_add(FsPass *pass, int share, int type, int64_t held,
 						 int64_t stopping, int64_t nominated);

@@ -80,6 +80,23 @@ placements_in_queue_envs(FsPass *pass, int queue)
 }
 
 /*
+ * A job's turn in its queue: placed, or left waiting with its reason, and
+ * noted if it starves (the queue's first head past starvation_wait that
+ * did not fit).  Returns whether it was placed.
+ */
+bool
+fs_place_or_wait(FsPass *pass, int queue, int job, const FsRules *rules)
+{
+	FsFit		fit;
+
+	if (fs_try_place(pass, job, rules, &fit))
+		return true;
+	fs_note_wait(pass, job, &fit);
+	fs_note_starving(pass, queue, job, &fit);
+	return false;
+}
+
+/*
  * Remember the queue's first head job that has waited past starvation_wait
  * and did not fit for lack of room (not for its share's limit: that is no
  * back-fill starving it).  If anything is placed after it in its queue's
@@ -343,13 +360,7 @@ fs_take_nominations(FsPass *pass)
 		fs_quota_add(pass, js->share, n->instance_type, 0, 0, n->count);
 		if (n->kind == FS_NOMINATION_PREEMPTION)
 		{
-			n->hold_num = n->count - n->stopping_num;
-			n->hold_type = n->count - n->stopping_type;
-			if (n->hold_num < 0)
-				n->hold_num = 0;
-			if (n->hold_type < 0)
-				n->hold_type = 0;
-			fs_hold(pass, i);
+			fs_hold_uncovered(pass, i);
 		}
 		else
 		{
@@ -578,13 +589,12 @@ fs_nominate_starving_job(FsPass *pass, int queue)
 	{
 		for (t = 0; t < js->job->n_instance_types; t++)
 		{
-			int			env = q->environments[e];
-			int			type = js->job->instance_types[t];
-			FsFit		fit;
+			int			env;
+			int			type;
 			int			n;
 			FsDecision *d;
 
-			if (!fs_job_could_fit(pass, job, e, t) || !fs_pair_usable(pass, job, env, type, &fit))
+			if (!fs_pair_open(pass, job, e, t, &env, &type))
 				continue;
 			n = fs_add_nominee(pass, job, FS_NOMINATION_STARVATION, env, type, pass->in->now);
 			pass->nominees[n].hold_num = pass->nominees[n].hold_type = pass->nominees[n].count;

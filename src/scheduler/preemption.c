@@ -501,13 +501,7 @@ commit(FsVictimSearch *s)
 		if (run->instance_type == s->type)
 			n->stopping_type += run->instance_count;
 	}
-	n->hold_num = n->count - n->stopping_num;
-	n->hold_type = n->count - n->stopping_type;
-	if (n->hold_num < 0)
-		n->hold_num = 0;
-	if (n->hold_type < 0)
-		n->hold_type = 0;
-	fs_hold(pass, nominee);
+	fs_hold_uncovered(pass, nominee);
 	fs_quota_add(pass, js->share, s->type, 0, 0, n->count);
 	js->status = FS_JOB_NOMINATED;
 
@@ -621,14 +615,13 @@ preempt_for(FsPass *pass, int job, FsPreemptReason reason)
 	{
 		for (t = 0; t < js->job->n_instance_types; t++)
 		{
-			int			env = queue->environments[e];
-			int			type = js->job->instance_types[t];
-			FsFit		fit;
+			int			env;
+			int			type;
 			FsVictimSearch search;
 			int			unit;
 			int		   *failed;
 
-			if (!fs_job_could_fit(pass, job, e, t) || !fs_pair_usable(pass, job, env, type, &fit))
+			if (!fs_pair_open(pass, job, e, t, &env, &type))
 				continue;
 			if (reason == FS_PREEMPT_RECLAIM &&
 				fs_quota_room(pass, js->share, type, FS_RIGHT_GUARANTEE, js->nominee, &unit) <

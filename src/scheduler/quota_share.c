@@ -31,6 +31,15 @@
  */
 #include "internal.h"
 
+/* A quota-share queue places up to right, keeping RESERVE shares' room. */
+static void
+quota_rules(FsRules *rules, FsQuotaRight right)
+{
+	fs_init_rules(rules);
+	rules->right = right;
+	rules->respect_reserve = true;
+}
+
 /* Is the job within its share's guarantee on any of its instance types? */
 static bool
 guaranteed_somewhere(FsPass *pass, int job)
@@ -54,24 +63,15 @@ place_guaranteed_jobs(FsPass *pass, int queue)
 	int			job;
 	int			share;
 
-	fs_init_rules(&rules);
-	rules.right = FS_RIGHT_GUARANTEE;
-	rules.respect_reserve = true;
+	quota_rules(&rules, FS_RIGHT_GUARANTEE);
 
 	fs_forget_failed_searches(pass, queue);
 	fs_merge_init(&order, pass, queue);
-	while ((job = fs_merge_next(&order, &share)) != FS_MERGE_END)
+	while ((job = fs_merge_next_loaded(&order, &share)) != FS_MERGE_END)
 	{
-		FsJobState *js;
+		FsJobState *js = &pass->jobs[job];
 		FsFit		fit;
 
-		if (job == FS_MERGE_UNLOADED)
-		{
-			if (fs_prefix_used_up(pass, share))
-				return;
-			continue;
-		}
-		js = &pass->jobs[job];
 		if (js->status != FS_JOB_WAITING || fs_job_misconfigured(pass, job))
 			continue;
 		if (!guaranteed_somewhere(pass, job))
@@ -155,9 +155,7 @@ place_borrowers(FsPass *pass, int queue)
 	FsRules		rules;
 	int			i;
 
-	fs_init_rules(&rules);
-	rules.right = FS_RIGHT_MOST;
-	rules.respect_reserve = true;
+	quota_rules(&rules, FS_RIGHT_MOST);
 
 	turn.pass = pass;
 	turn.queue = queue;
@@ -173,14 +171,8 @@ place_borrowers(FsPass *pass, int queue)
 	{
 		int			i_share = fs_heap_pop(&heap);
 		int			share = qs->shares[i_share];
-		int			job = pass->shares[share].cursor;
-		FsFit		fit;
 
-		if (!fs_try_place(pass, job, &rules, &fit))
-		{
-			fs_note_wait(pass, job, &fit);
-			fs_note_starving(pass, queue, job, &fit);
-		}
+		fs_place_or_wait(pass, queue, pass->shares[share].cursor, &rules);
 		pass->shares[share].cursor++;
 		offer_borrower(&turn, &heap, i_share);
 	}
@@ -233,9 +225,7 @@ fs_quota_share_turn(FsPass *pass, int queue)
 		return;
 
 	/* a starving borrower's room is held from here on, not against step 2 */
-	fs_init_rules(&borrower);
-	borrower.right = FS_RIGHT_MOST;
-	borrower.respect_reserve = true;
+	quota_rules(&borrower, FS_RIGHT_MOST);
 	fs_serve_starver(pass, queue, &borrower);
 
 	place_borrowers(pass, queue);	/* step 3 */

@@ -21,25 +21,36 @@
 
 /* ---------- decisions and wait reasons ---------- */
 
+/*
+ * Room for one more of n items of size bytes in *items (the caller's
+ * allocator: the result outlives the pass), doubling *max when full.
+ */
+static void *
+grow(FsPass *pass, void *items, int n, int *max, size_t size)
+{
+	int			grown;
+	void	   *bigger;
+
+	if (n < *max)
+		return items;
+	grown = *max * 2 + 16;
+	bigger = pass->allocator->alloc(pass->allocator->ctx, size * (size_t) grown);
+	if (n > 0)
+		memcpy(bigger, items, size * (size_t) n);
+	if (items != NULL && pass->allocator->free != NULL)
+		pass->allocator->free(pass->allocator->ctx, items);
+	*max = grown;
+	return bigger;
+}
+
 FsDecision *
 fs_add_decision(FsPass *pass, FsDecisionKind kind, int job)
 {
 	FsResult   *r = pass->result;
 	FsDecision *d;
 
-	if (r->n_decisions == pass->max_decisions)
-	{
-		int			grown = pass->max_decisions * 2 + 16;
-		FsDecision *bigger = pass->allocator->alloc(pass->allocator->ctx,
-													sizeof(FsDecision) * (size_t) grown);
-
-		if (r->n_decisions > 0)
-			memcpy(bigger, r->decisions, sizeof(FsDecision) * (size_t) r->n_decisions);
-		if (r->decisions != NULL && pass->allocator->free != NULL)
-			pass->allocator->free(pass->allocator->ctx, r->decisions);
-		r->decisions = bigger;
-		pass->max_decisions = grown;
-	}
+	r->decisions = grow(pass, r->decisions, r->n_decisions, &pass->max_decisions,
+						sizeof(FsDecision));
 	d = &r->decisions[r->n_decisions++];
 	memset(d, 0, sizeof(*d));
 	d->kind = kind;
@@ -71,19 +82,8 @@ wait_reason_of(FsPass *pass, int job)
 		return NULL;
 	if (js->wait < 0)
 	{
-		if (r->n_wait_reasons == pass->max_wait_reasons)
-		{
-			int			grown = pass->max_wait_reasons * 2 + 16;
-			FsWaitReason *bigger = pass->allocator->alloc(pass->allocator->ctx,
-														  sizeof(FsWaitReason) * (size_t) grown);
-
-			if (r->n_wait_reasons > 0)
-				memcpy(bigger, r->wait_reasons, sizeof(FsWaitReason) * (size_t) r->n_wait_reasons);
-			if (r->wait_reasons != NULL && pass->allocator->free != NULL)
-				pass->allocator->free(pass->allocator->ctx, r->wait_reasons);
-			r->wait_reasons = bigger;
-			pass->max_wait_reasons = grown;
-		}
+		r->wait_reasons = grow(pass, r->wait_reasons, r->n_wait_reasons, &pass->max_wait_reasons,
+							   sizeof(FsWaitReason));
 		js->wait = r->n_wait_reasons++;
 	}
 	w = &r->wait_reasons[js->wait];

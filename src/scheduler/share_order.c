@@ -115,6 +115,23 @@ fs_merge_next(FsMerge *m, int *share)
 }
 
 /*
+ * The next loaded job of a queue's turn in share order, passing over
+ * shares past their loaded prefix -- unless such a share placed all it had
+ * loaded: then the pass stops there (fs_prefix_used_up) and so does the
+ * walk (FS_MERGE_END).
+ */
+int
+fs_merge_next_loaded(FsMerge *m, int *share)
+{
+	int			job;
+
+	while ((job = fs_merge_next(m, share)) == FS_MERGE_UNLOADED)
+		if (fs_prefix_used_up(m->pass, *share))
+			return FS_MERGE_END;
+	return job;
+}
+
+/*
  * The share's next job is beyond its loaded prefix.  If the share placed
  * every job it had loaded, that unknown job may well be next in line, so
  * the pass must not give the capacity to anything after it: it stops here.
