@@ -222,31 +222,31 @@ fairshare_lookup_queue(const char *name)
 	return &entry->config;
 }
 
+/* Is name one of the n names? */
+static bool
+name_in(char **names, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return false;
+}
+
 bool
 fairshare_queue_has_quota_share(const QueueConfig *queue, const char *share)
 {
-	for (int i = 0; i < queue->n_quota_shares; i++)
-		if (strcmp(queue->quota_shares[i], share) == 0)
-			return true;
-	return false;
+	return name_in(queue->quota_shares, queue->n_quota_shares, share);
 }
 
 bool
 fairshare_quota_share_accepts_jobs(const QueueConfig *queue, const char *share)
 {
-	for (int i = 0; i < queue->n_closed_quota_shares; i++)
-		if (strcmp(queue->closed_quota_shares[i], share) == 0)
-			return false;
-	return true;
+	return !name_in(queue->closed_quota_shares, queue->n_closed_quota_shares, share);
 }
 
 bool
 fairshare_queue_can_run_type(const QueueConfig *queue, const char *instance_type)
 {
-	if (queue->any_instance_type)
-		return true;
-	for (int i = 0; i < queue->n_instance_types; i++)
-		if (strcmp(queue->instance_types[i], instance_type) == 0)
-			return true;
-	return false;
+	return queue->any_instance_type ||
+		name_in(queue->instance_types, queue->n_instance_types, instance_type);
 }

@@ -117,6 +117,19 @@ take_dispatcher_lock(void)
 	return got;
 }
 
+/*
+ * Forget what this process knew of the jobs and calls of a catalog that is
+ * gone or of another version.
+ */
+static void
+forget_dispatch(FairshareDispatch *volatile *dispatch)
+{
+	if (*dispatch == NULL)
+		return;
+	fairshare_dispatch_destroy(*dispatch);
+	*dispatch = NULL;
+}
+
 static void
 wait_for(long timeout_ms)
 {
@@ -274,11 +287,7 @@ fairshare_dispatcher_main(Datum main_arg)
 				 * catalog that is gone: forget it, so that an extension
 				 * created again starts as the new installation it is.
 				 */
-				if (dispatch != NULL)
-				{
-					fairshare_dispatch_destroy(dispatch);
-					dispatch = NULL;
-				}
+				forget_dispatch(&dispatch);
 				if (!absence_logged)
 					ereport(LOG,
 							(errmsg("fairshare dispatcher: extension \"fairshare\" is not installed in database \"%s\"; waiting",
@@ -296,11 +305,7 @@ fairshare_dispatcher_main(Datum main_arg)
 				 * jobs go on at SageMaker, until ALTER EXTENSION UPDATE;
 				 * the next turn then follows them as usual.
 				 */
-				if (dispatch != NULL)
-				{
-					fairshare_dispatch_destroy(dispatch);
-					dispatch = NULL;
-				}
+				forget_dispatch(&dispatch);
 				if (!version_logged)
 					ereport(LOG,
 							(errmsg("fairshare dispatcher: the fairshare catalog in database \"%s\" is version %s, but the library is version %s; waiting",
