@@ -1930,13 +1930,7 @@ test_place_reason_names_binding_limit(void)
 	const FsDecision *d;
 	char		text[300];
 
-	sim_init(&sim);
-	t = sim_type(&sim, "ml.p4d.24xlarge");
-	env = sim_env(&sim, "P4Env");
-	sim_env_limit(&sim, env, FS_UNIT_NUM_INSTANCES, 100);
-	q = sim_queue(&sim, "queue", 1, FS_POLICY_QUOTA_SHARE);
-	sim_queue_env(&sim, q, env);
-	s = sim_share(&sim, q, "ProdExp1");
+	simple_world(&sim, FS_POLICY_QUOTA_SHARE, 100, &t, &env, &q, &s);
 	sim_share_limit(&sim, s, FS_UNIT_NUM_INSTANCES, 4);
 	sim_share_limit(&sim, s, t, 10);
 	a = sim_submit(&sim, s, 3, 5, t);
@@ -1947,14 +1941,14 @@ test_place_reason_names_binding_limit(void)
 	if (d)
 	{
 		fs_format_decision(&sim.input, d, text, sizeof(text));
-		CHECK_CONTAINS(text, "within ProdExp1's guarantee: holds 3 of its 4 on P4Env");
+		CHECK_CONTAINS(text, "within share's guarantee: holds 3 of its 4 on P4Env");
 	}
 	d = sim_decision(&sim, FS_DECISION_PLACE, sim.jobs[b].id);
 	CHECK(d != NULL);
 	if (d)
 	{
 		fs_format_decision(&sim.input, d, text, sizeof(text));
-		CHECK_CONTAINS(text, "ProdExp1 borrows 2 idle instances beyond its guarantee of 4 "
+		CHECK_CONTAINS(text, "share borrows 2 idle instances beyond its guarantee of 4 "
 					   "(holds 6 of ml.p4d.24xlarge on P4Env)");
 	}
 	sim_free(&sim);
