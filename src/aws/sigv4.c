@@ -428,24 +428,15 @@ fs_sigv4_sign(const FsSigV4Request *req, const FsSigV4Credentials *cred,
 		goto oom;
 
 	/* string to sign */
-	buf_adds(&scope, date8);
-	buf_addc(&scope, '/');
-	buf_adds(&scope, req->region);
-	buf_addc(&scope, '/');
-	buf_adds(&scope, req->service);
-	buf_adds(&scope, "/aws4_request");
+	buf_addall(&scope, date8, "/", req->region, "/", req->service, "/aws4_request", NULL);
 	if (!fs_sigv4_sha256_hex((unsigned char *) cr.data, cr.len, creq_hash))
 	{
 		set_error(errbuf, errbuf_len, "SHA-256 of the canonical request failed in OpenSSL");
 		st = FS_SIGV4_CRYPTO_FAILURE;
 		goto fail;
 	}
-	buf_adds(&sts, SIGV4_ALGORITHM "\n");
-	buf_adds(&sts, req->amz_date);
-	buf_addc(&sts, '\n');
-	buf_add(&sts, scope.data ? scope.data : "", scope.len);
-	buf_addc(&sts, '\n');
-	buf_adds(&sts, creq_hash);
+	buf_addall(&sts, SIGV4_ALGORITHM "\n", req->amz_date, "\n",
+			   scope.data ? scope.data : "", "\n", creq_hash, NULL);
 	if (sts.failed || scope.failed)
 		goto oom;
 
@@ -457,14 +448,9 @@ fs_sigv4_sign(const FsSigV4Request *req, const FsSigV4Credentials *cred,
 		goto fail;
 	}
 
-	buf_adds(&auth, SIGV4_ALGORITHM " Credential=");
-	buf_adds(&auth, cred->access_key_id);
-	buf_addc(&auth, '/');
-	buf_add(&auth, scope.data, scope.len);
-	buf_adds(&auth, ", SignedHeaders=");
-	buf_add(&auth, sh.data ? sh.data : "", sh.len);
-	buf_adds(&auth, ", Signature=");
-	buf_adds(&auth, result->signature);
+	buf_addall(&auth, SIGV4_ALGORITHM " Credential=", cred->access_key_id, "/", scope.data,
+			   ", SignedHeaders=", sh.data ? sh.data : "", ", Signature=", result->signature,
+			   NULL);
 
 	result->authorization = buf_take(&auth);
 	result->signed_headers = buf_take(&sh);

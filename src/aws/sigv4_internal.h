@@ -55,6 +55,7 @@ extern void set_error(char *errbuf, size_t errbuf_len, const char *fmt,...)
 extern void buf_add(Buf *b, const char *s, size_t n);
 extern void buf_adds(Buf *b, const char *s);
 extern void buf_addc(Buf *b, char c);
+extern void buf_addall(Buf *b,...) __attribute__((sentinel));
 extern void buf_wipe(Buf *b);
 extern char *buf_take(Buf *b);
 extern char *str_dup(const char *s);

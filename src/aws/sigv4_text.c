@@ -91,6 +91,23 @@ buf_addc(Buf *b, char c)
 	buf_add(b, &c, 1);
 }
 
+/*
+ * Append every string of a NULL-terminated list, in order: one line for a
+ * scope, a string to sign or an Authorization header instead of one call
+ * per piece.  The pieces hold no NUL (they are C strings or Bufs).
+ */
+void
+buf_addall(Buf *b,...)
+{
+	va_list		ap;
+	const char *s;
+
+	va_start(ap, b);
+	while ((s = va_arg(ap, const char *)) != NULL)
+		buf_adds(b, s);
+	va_end(ap);
+}
+
 void
 buf_wipe(Buf *b)
 {
