@@ -30,7 +30,6 @@
 #include "aws/sigv4.h"
 
 #define SM_CONTENT_TYPE		"application/x-amz-json-1.1"
-#define SM_USER_AGENT		"fairshare/0.1.0"
 #define SM_SERVICE			"sagemaker"
 
 static const char *const operation_names[FS_SM_NUM_OPERATIONS] = {
@@ -284,7 +283,7 @@ start_try(FsSmClient *c, SmRequest *r, const FsAwsCredentials *cred)
 	FS_CURL_SETOPT(easy, CURLOPT_CONNECTTIMEOUT_MS, c->opts.connect_timeout_ms);
 	FS_CURL_SETOPT(easy, CURLOPT_TIMEOUT_MS, c->opts.timeout_ms);
 	FS_CURL_SETOPT(easy, CURLOPT_ERRORBUFFER, r->errbuf);
-	FS_CURL_SETOPT(easy, CURLOPT_USERAGENT, SM_USER_AGENT);
+	FS_CURL_SETOPT(easy, CURLOPT_USERAGENT, FS_HTTP_USER_AGENT);
 	FS_CURL_SETOPT(easy, CURLOPT_WRITEFUNCTION, fs_http_buffer_write);
 	FS_CURL_SETOPT(easy, CURLOPT_WRITEDATA, (void *) &r->buf);
 	FS_CURL_SETOPT(easy, CURLOPT_HEADERFUNCTION, header_cb);
