@@ -3,8 +3,8 @@
  * sagemaker_internal.h
  *		What the files of the SageMaker engine share: a call's record and
  *		states, the client's struct, and the functions each file offers
- *		the others.  Nothing outside src/aws/sagemaker_*.c includes it;
- *		everyone else uses sagemaker_client.h.
+ *		the others.  Only the four files below include it; everyone
+ *		else uses sagemaker_client.h.
  *
  *	 sagemaker_client.c	  the client, its request lists, submitting, retries,
  *						  pacing, results
