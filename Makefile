@@ -9,7 +9,13 @@
 # sql/fairshare--FROM--TO.sql; docs/upgrading.md says how.
 
 EXTENSION   = fairshare
-EXTVERSION  = 0.2.0
+# The version is fairshare.control's default_version, defined there only:
+# the install script's name, the library's FAIRSHARE_VERSION (catalog check,
+# User-Agent) and the release names all take it from here.
+EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'.*/\1/p" $(dir $(lastword $(MAKEFILE_LIST)))fairshare.control)
+ifeq ($(EXTVERSION),)
+$(error could not read default_version from fairshare.control)
+endif
 MODULE_big  = fairshare
 
 SRCS        = $(sort $(wildcard src/*.c src/*/*.c))

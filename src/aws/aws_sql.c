@@ -194,11 +194,11 @@ fairshare_sigv4_sign(PG_FUNCTION_ARGS)
 	else
 		amz_date = text_to_cstring(PG_GETARG_TEXT_PP(9));
 
-	memset(&req, 0, sizeof(req));
-	req.method = method;
-	req.url = url;
-	req.headers = hl.items;
-	req.nheaders = hl.n;
+	req = (FsSigV4Request)
+	{
+		.method = method, .url = url, .headers = hl.items, .nheaders = hl.n,
+		.region = region, .service = service, .amz_date = amz_date
+	};
 	if (!PG_ARGISNULL(3))
 	{
 		bytea	   *body = PG_GETARG_BYTEA_PP(3);
@@ -206,12 +206,10 @@ fairshare_sigv4_sign(PG_FUNCTION_ARGS)
 		req.body = (const unsigned char *) VARDATA_ANY(body);
 		req.body_len = VARSIZE_ANY_EXHDR(body);
 	}
-	req.region = region;
-	req.service = service;
-	req.amz_date = amz_date;
-	cred.access_key_id = akid;
-	cred.secret_access_key = secret;
-	cred.session_token = token;
+	cred = (FsSigV4Credentials)
+	{
+		.access_key_id = akid, .secret_access_key = secret, .session_token = token
+	};
 
 	st = fs_sigv4_sign(&req, &cred, &res, err, sizeof(err));
 	wipe(secret);

@@ -24,7 +24,6 @@
 #include "aws/curl_prelude.h"
 #include "aws/http.h"
 
-#define FS_HTTP_USER_AGENT	"fairshare/0.1.0"
 #define FS_HTTP_SLICE_MS	100
 
 static bool curl_initialized = false;

@@ -15,6 +15,18 @@
 #ifndef FAIRSHARE_HTTP_H
 #define FAIRSHARE_HTTP_H
 
+#ifndef FAIRSHARE_VERSION
+#error "FAIRSHARE_VERSION must be defined (the Makefile passes -DFAIRSHARE_VERSION)"
+#endif
+
+/*
+ * The User-Agent of every request fairshare sends (credential endpoints and
+ * SageMaker alike): the version is the Makefile's, read from
+ * fairshare.control's default_version, so it cannot drift from the
+ * extension's.
+ */
+#define FS_HTTP_USER_AGENT	"fairshare/" FAIRSHARE_VERSION
+
 typedef struct FsHttpRequest
 {
 	const char *method;			/* "GET", "PUT", "POST" */

@@ -11,7 +11,8 @@
  * dispatcher is seen within milliseconds even while calls are in flight.
  * fairshare.sagemaker_call() runs one call through the same engine.
  *
- * What the engine does with every call (see sagemaker_client.c for how):
+ * What the engine does with every call (sagemaker_client.c says how, and
+ * which of its files does what):
  *	 - signs it when it actually starts (and again before every retry),
  *	   with fs_aws_get_credentials() and fs_sigv4_sign(), service
  *	   "sagemaker": POST to the endpoint URL, X-Amz-Target:

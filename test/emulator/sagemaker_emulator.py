@@ -1424,7 +1424,8 @@ class Handler(BaseHTTPRequestHandler):
                  "op": label, "name": name, "outcome": outcome,
                  "status": None if drop else status,
                  "client": "%s:%s" % self.client_address[:2],
-                 "server": self.server.server_address[0]})
+                 "server": self.server.server_address[0],
+                 "user_agent": self.headers.get("User-Agent")})
         try:
             if drop is not None:
                 self._drop(drop[1])

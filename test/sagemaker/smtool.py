@@ -117,6 +117,8 @@ def main(argv):
     elif cmd == "span":
         ts = [d["t"] for d in log_lines(argv[2], argv[3])]
         print("%.3f" % (max(ts) - min(ts) if ts else -1))
+    elif cmd == "agents":
+        print(" ".join(sorted({str(d.get("user_agent")) for d in log_lines(argv[2], argv[3])})))
     elif cmd == "count":
         print(len(log_lines(argv[2], argv[3])))
     elif cmd == "tls-server":

@@ -1,5 +1,5 @@
 /*
- * sigv4_driver.c — a standalone program around src/aws/sigv4.c for tests.
+ * sigv4_driver.c — a standalone program around src/aws/sigv4*.c for tests.
  *
  * Reads request cases from stdin and signs each with fs_sigv4_sign():
  *
