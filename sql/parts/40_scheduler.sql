@@ -270,8 +270,10 @@ DECLARE
 	-- A call moves at most this many jobs in each step, whoever calls it: a
 	-- schedule() by hand after a sweep of a million submissions takes them
 	-- in over several passes of bounded work (a few seconds each), as the
-	-- dispatcher does with its smaller max_new.
-	lim constant integer := coalesce(max_new, 50000);
+	-- dispatcher does with its smaller max_new.  max_new bounds only the
+	-- new jobs: jobs a disabled queue holds move all at once up to cap.
+	cap constant integer := 50000;
+	lim constant integer := least(coalesce(max_new, cap), cap);
 	left_work boolean := false;
 	ids bigint[];
 	queues text[];
@@ -320,7 +322,7 @@ BEGIN
 				  LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = w.job_queue AND qs.name = w.quota_share) b
 		 WHERE j.job_id = b.job_id
 		$q$ USING ids, queues, shares;
-		left_work := cardinality(ids) >= lim;
+		left_work := cardinality(ids) >= lim AND EXISTS (SELECT 1 FROM fairshare.jobs WHERE status = 'SUBMITTED');
 	END IF;
 
 	-- Pending jobs whose queue and quota share are enabled again.
@@ -328,11 +330,11 @@ BEGIN
 				   JOIN fairshare.job_queues q ON q.name = p.job_queue
 				   LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = p.job_queue AND qs.name = p.quota_share
 				  WHERE p.status = 'PENDING' AND q.state = 'ENABLED' AND coalesce(qs.state, 'ENABLED') = 'ENABLED'
-				  ORDER BY p.job_id LIMIT lim
+				  ORDER BY p.job_id LIMIT cap
 				    FOR NO KEY UPDATE OF p SKIP LOCKED);
 	IF cardinality(ids) > 0 THEN
 		UPDATE fairshare.jobs j SET status = 'RUNNABLE', status_reason = NULL WHERE j.job_id = ANY (ids);
-		left_work := left_work OR cardinality(ids) >= lim;
+		left_work := left_work OR cardinality(ids) >= cap;
 	END IF;
 
 	-- Waiting jobs of a queue, then of a quota share, that was disabled
@@ -348,23 +350,23 @@ BEGIN
 	FOR dq IN SELECT q.name FROM fairshare.job_queues q WHERE q.state <> 'ENABLED' LOOP
 		ids := ARRAY(SELECT r.job_id FROM fairshare.jobs r
 					  WHERE r.job_queue = dq.name AND r.status = 'RUNNABLE'
-					  LIMIT lim FOR NO KEY UPDATE SKIP LOCKED);
+					  LIMIT cap FOR NO KEY UPDATE SKIP LOCKED);
 		IF cardinality(ids) > 0 THEN
 			UPDATE fairshare.jobs j
 			   SET status = 'PENDING', status_reason = format('job queue "%s" is DISABLED', dq.name)
 			 WHERE j.job_id = ANY (ids);
-			left_work := left_work OR cardinality(ids) >= lim;
+			left_work := left_work OR cardinality(ids) >= cap;
 		END IF;
 	END LOOP;
 	FOR ds IN SELECT qs.job_queue, qs.name FROM fairshare.quota_shares qs WHERE qs.state <> 'ENABLED' LOOP
 		ids := ARRAY(SELECT r.job_id FROM fairshare.jobs r
 					  WHERE r.job_queue = ds.job_queue AND r.quota_share = ds.name AND r.status = 'RUNNABLE'
-					  LIMIT lim FOR NO KEY UPDATE SKIP LOCKED);
+					  LIMIT cap FOR NO KEY UPDATE SKIP LOCKED);
 		IF cardinality(ids) > 0 THEN
 			UPDATE fairshare.jobs j
 			   SET status = 'PENDING', status_reason = format('quota share "%s" is DISABLED', ds.name)
 			 WHERE j.job_id = ANY (ids);
-			left_work := left_work OR cardinality(ids) >= lim;
+			left_work := left_work OR cardinality(ids) >= cap;
 		END IF;
 	END LOOP;
 
