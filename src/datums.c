@@ -29,6 +29,12 @@ fairshare_text_array(Datum *elems, int n)
 	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
+Datum
+fairshare_jsonb_array(Datum *elems, int n)
+{
+	return PointerGetDatum(construct_array(elems, n, JSONBOID, -1, false, TYPALIGN_INT));
+}
+
 void
 fairshare_jsonb_push_string(JsonbParseState **state, const char *key, const char *value)
 {

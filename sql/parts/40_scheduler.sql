@@ -48,21 +48,26 @@ RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalo
 		OR failure_reason ILIKE '%InsufficientCapacity%'
 $$;
 
--- The first evaluate_on_exit action whose on_status_reason matches, or NULL.
--- A pattern ending in * matches by prefix; otherwise exactly (case matters).
 -- "Received status from SageMaker:" is followed by one space in the reasons
 -- fairshare writes (as AWS Batch documents them), but the SageMaker SDK's
 -- default rule reads "Received status from SageMaker:InternalServerError..."
--- with none: on both sides, whatever white space follows that prefix counts
--- as one space, so either form of a rule matches the same failures.
+-- with none: whatever white space follows that prefix counts as one space.
+-- exit_action() applies it to both the rule and the reason, so either form
+-- of a rule matches the same failures.
+CREATE FUNCTION fairshare._normalize_status_reason(reason text)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT regexp_replace(reason, '^Received status from SageMaker:\s*', 'Received status from SageMaker: ')
+$$;
+
+-- The first evaluate_on_exit action whose on_status_reason matches, or NULL.
+-- A pattern ending in * matches by prefix; otherwise exactly (case matters),
+-- both read through _normalize_status_reason().
 CREATE FUNCTION fairshare.exit_action(evaluate_on_exit jsonb, status_reason text)
 RETURNS text LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT upper(r ->> 'action')
 	  FROM jsonb_array_elements(coalesce(evaluate_on_exit, '[]')) WITH ORDINALITY AS e(r, n),
-		   LATERAL (SELECT regexp_replace(r ->> 'on_status_reason', '^Received status from SageMaker:\s*',
-										  'Received status from SageMaker: ') AS pattern,
-						   regexp_replace(status_reason, '^Received status from SageMaker:\s*',
-										  'Received status from SageMaker: ') AS reason) x
+		   LATERAL (SELECT fairshare._normalize_status_reason(r ->> 'on_status_reason') AS pattern,
+						   fairshare._normalize_status_reason(status_reason) AS reason) x
 	 WHERE CASE WHEN right(x.pattern, 1) = '*'
 				THEN starts_with(x.reason, left(x.pattern, -1))
 				ELSE x.reason = x.pattern END

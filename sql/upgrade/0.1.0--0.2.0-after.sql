@@ -17,14 +17,17 @@ CREATE INDEX jobs_queue_status_idx ON fairshare.jobs (job_queue, status, created
 -- from the disabled side, applies queue time limits and finishes deletions
 ------------------------------------------------------------------------------
 
+CREATE FUNCTION fairshare._normalize_status_reason(reason text)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT regexp_replace(reason, '^Received status from SageMaker:\s*', 'Received status from SageMaker: ')
+$$;
+
 CREATE OR REPLACE FUNCTION fairshare.exit_action(evaluate_on_exit jsonb, status_reason text)
 RETURNS text LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT upper(r ->> 'action')
 	  FROM jsonb_array_elements(coalesce(evaluate_on_exit, '[]')) WITH ORDINALITY AS e(r, n),
-		   LATERAL (SELECT regexp_replace(r ->> 'on_status_reason', '^Received status from SageMaker:\s*',
-										  'Received status from SageMaker: ') AS pattern,
-						   regexp_replace(status_reason, '^Received status from SageMaker:\s*',
-										  'Received status from SageMaker: ') AS reason) x
+		   LATERAL (SELECT fairshare._normalize_status_reason(r ->> 'on_status_reason') AS pattern,
+						   fairshare._normalize_status_reason(status_reason) AS reason) x
 	 WHERE CASE WHEN right(x.pattern, 1) = '*'
 				THEN starts_with(x.reason, left(x.pattern, -1))
 				ELSE x.reason = x.pattern END

@@ -58,6 +58,8 @@
 #include "utils/snapmgr.h"
 #include "utils/varlena.h"
 
+#include "statement.h"
+
 PG_FUNCTION_INFO_V1(fairshare_housekeeping_sync);
 PG_FUNCTION_INFO_V1(fairshare_housekeeping_on_drop);
 PG_FUNCTION_INFO_V1(fairshare_schedule_housekeeping);
@@ -131,18 +133,50 @@ static bool fs_pending_unschedule = false;
  * ---------------------------------------------------------------------
  */
 
-/* Run a query with text parameters; returns SPI_processed. */
-static uint64
-fs_spi(const char *sql, int nargs, Oid *argtypes, Datum *values, bool read_only)
-{
-	int			ret;
-
-	ret = SPI_execute_with_args(sql, nargs, argtypes, values, NULL, read_only, 0);
-	if (ret < 0)
-		elog(ERROR, "SPI_execute_with_args failed (%s): %s",
-			 SPI_result_code_string(ret), sql);
-	return SPI_processed;
-}
+/* The worker's statements (cron.* exists only once pg_cron_exists_stmt says so). */
+static FairshareStatement pg_cron_exists_stmt = {
+	.what = "look for pg_cron",
+	.sql = "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'pg_cron'",
+	.read_only = true,
+};
+static FairshareStatement stale_jobs_stmt = {
+	.what = "find the cron jobs of dropped databases",
+	.sql = "SELECT jobid FROM cron.job j "
+		"WHERE j.jobname OPERATOR(pg_catalog.~) '^fairshare:[0-9]+:' "
+		"AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_database d "
+		"WHERE d.oid::pg_catalog.text OPERATOR(pg_catalog.=) "
+		"pg_catalog.split_part(j.jobname::pg_catalog.text, ':', 2))",
+	.read_only = true,
+};
+static FairshareStatement database_jobs_stmt = {
+	.what = "find the database's cron jobs",
+	.sql = "SELECT jobid FROM cron.job "
+		"WHERE pg_catalog.starts_with(jobname::pg_catalog.text, $1)",
+	.argtypes = {TEXTOID},
+	.read_only = true,
+};
+static FairshareStatement find_job_stmt = {
+	.what = "find a cron job",
+	.sql = "SELECT jobid, database FROM cron.job "
+		"WHERE jobname::pg_catalog.text OPERATOR(pg_catalog.=) $1",
+	.argtypes = {TEXTOID},
+	.read_only = true,
+};
+static FairshareStatement schedule_stmt = {
+	.what = "schedule a cron job",
+	.sql = "SELECT cron.schedule_in_database($1, $2, $3, $4, $5, true)",
+	.argtypes = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID},
+};
+static FairshareStatement move_job_stmt = {
+	.what = "move a cron job to the renamed database",
+	.sql = "SELECT cron.alter_job(job_id => $1, database => $2)",
+	.argtypes = {INT8OID, TEXTOID},
+};
+static FairshareStatement unschedule_stmt = {
+	.what = "unschedule a cron job",
+	.sql = "SELECT cron.unschedule($1)",
+	.argtypes = {INT8OID},
+};
 
 /* Unschedule every job whose id the last query returned in column 1. */
 static int
@@ -160,10 +194,9 @@ fs_unschedule_selected(void)
 											 SPI_tuptable->tupdesc, 1, &isnull));
 	for (uint64 i = 0; i < n; i++)
 	{
-		Oid			argtypes[1] = {INT8OID};
 		Datum		values[1] = {Int64GetDatum(ids[i])};
 
-		fs_spi("SELECT cron.unschedule($1)", 1, argtypes, values, false);
+		fairshare_run_statement(&unschedule_stmt, values, NULL);
 	}
 	return (int) n;
 }
@@ -178,29 +211,20 @@ fs_cron_apply(FsCronRequest *req)
 	char	   *database;
 	char		prefix[NAMEDATALEN];
 
-	if (fs_spi("SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'pg_cron'",
-			   0, NULL, NULL, true) == 0)
+	if (fairshare_run_statement(&pg_cron_exists_stmt, NULL, NULL) == 0)
 		return FS_CRON_NO_EXTENSION;
 
 	/* Jobs of databases that were dropped: DROP DATABASE fires no trigger. */
-	fs_spi("SELECT jobid FROM cron.job j "
-		   "WHERE j.jobname OPERATOR(pg_catalog.~) '^fairshare:[0-9]+:' "
-		   "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_database d "
-		   "WHERE d.oid::pg_catalog.text OPERATOR(pg_catalog.=) "
-		   "pg_catalog.split_part(j.jobname::pg_catalog.text, ':', 2))",
-		   0, NULL, NULL, true);
+	fairshare_run_statement(&stale_jobs_stmt, NULL, NULL);
 	req->stale_removed = fs_unschedule_selected();
 
 	snprintf(prefix, sizeof(prefix), "fairshare:%u:", req->database_id);
 
 	if (req->action == FS_CRON_UNSCHEDULE)
 	{
-		Oid			argtypes[1] = {TEXTOID};
 		Datum		values[1] = {CStringGetTextDatum(prefix)};
 
-		fs_spi("SELECT jobid FROM cron.job "
-			   "WHERE pg_catalog.starts_with(jobname::pg_catalog.text, $1)",
-			   1, argtypes, values, true);
+		fairshare_run_statement(&database_jobs_stmt, values, NULL);
 		req->removed = fs_unschedule_selected();
 		return FS_CRON_DONE;
 	}
@@ -215,16 +239,11 @@ fs_cron_apply(FsCronRequest *req)
 	{
 		const FsCronTask *t = &fs_cron_tasks[i];
 		char	   *jobname = psprintf("%s%s", prefix, t->task);
-		Oid			findtypes[1] = {TEXTOID};
 		Datum		findvalues[1] = {CStringGetTextDatum(jobname)};
 
-		fs_spi("SELECT jobid, database FROM cron.job "
-			   "WHERE jobname::pg_catalog.text OPERATOR(pg_catalog.=) $1",
-			   1, findtypes, findvalues, true);
-		if (SPI_processed == 0)
+		if (fairshare_run_statement(&find_job_stmt, findvalues, NULL) == 0)
 		{
 			char	   *owner = GetUserNameFromId(req->owner_id, false);
-			Oid			argtypes[5] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
 			Datum		values[5] = {
 				CStringGetTextDatum(jobname),
 				CStringGetTextDatum(t->schedule),
@@ -233,8 +252,7 @@ fs_cron_apply(FsCronRequest *req)
 				CStringGetTextDatum(owner),
 			};
 
-			fs_spi("SELECT cron.schedule_in_database($1, $2, $3, $4, $5, true)",
-				   5, argtypes, values, false);
+			fairshare_run_statement(&schedule_stmt, values, NULL);
 			req->created++;
 		}
 		else
@@ -246,11 +264,9 @@ fs_cron_apply(FsCronRequest *req)
 			/* The database was renamed since the job was scheduled. */
 			if (jobdb == NULL || strcmp(jobdb, database) != 0)
 			{
-				Oid			argtypes[2] = {INT8OID, TEXTOID};
 				Datum		values[2] = {jobid, CStringGetTextDatum(database)};
 
-				fs_spi("SELECT cron.alter_job(job_id => $1, database => $2)",
-					   2, argtypes, values, false);
+				fairshare_run_statement(&move_job_stmt, values, NULL);
 			}
 			req->kept++;
 		}

@@ -33,12 +33,6 @@
 #define FS_RANK_STATIC		3
 #define FS_RANK_NONE		4
 
-int64_t *
-fs_env_unit(FsPass *pass, int64_t *array, int env, int unit_index)
-{
-	return &array[(size_t) env * pass->n_units + unit_index];
-}
-
 void
 fs_init_rules(FsRules *rules)
 {
@@ -678,6 +672,52 @@ fs_job_could_fit(FsPass *pass, int job, int e, int t)
 	return (js->could_fit >> (e * n_types + t)) & 1;
 }
 
+/*
+ * A job that can never fit -- bigger than every (environment, type) it may
+ * use allows -- is MISCONFIGURED (docs/scheduling.md, 'Capacity
+ * accounting') and does not block the jobs behind it.  Decided once per
+ * pass, when the job is first looked at; result.c records the decision.
+ */
+bool
+fs_job_misconfigured(FsPass *pass, int job)
+{
+	FsJobState *js = &pass->jobs[job];
+	const FsQueue *queue = &pass->in->queues[pass->in->shares[js->share].queue];
+	FsMisconfiguration why = FS_MISCONFIG_ENVIRONMENT_MAX;
+	int64_t		largest = 0;
+	int			e,
+				t;
+
+	if (js->misconfiguration_known)
+		return js->misconfiguration != FS_MISCONFIG_NONE;
+	js->misconfiguration_known = true;
+	js->misconfiguration = FS_MISCONFIG_NONE;
+	if (js->job->instance_count > 0)
+	{
+		for (e = 0; e < queue->n_environments; e++)
+			for (t = 0; t < js->job->n_instance_types; t++)
+				if (fs_job_could_fit(pass, job, e, t))
+					return false;
+		/* it fits nowhere: which limit says so, and the most any pair allows */
+		for (e = 0; e < queue->n_environments; e++)
+		{
+			for (t = 0; t < js->job->n_instance_types; t++)
+			{
+				FsMisconfiguration pair_why = FS_MISCONFIG_NONE;
+
+				if (fs_pair_static_fit(pass, js->share, queue->environments[e],
+									   js->job->instance_types[t],
+									   js->job->instance_count, &pair_why, &largest))
+					return false;
+				if (pair_why == FS_MISCONFIG_QUOTA_SHARE_MAX)
+					why = FS_MISCONFIG_QUOTA_SHARE_MAX;
+			}
+		}
+	}
+	fs_note_misconfigured(pass, job, why, largest);
+	return true;
+}
+
 /* The nominee holding the most of (env, unit), for "held for job N". */
 static int64_t
 holder_of(FsPass *pass, int env, int unit_index, int own_nominee)
@@ -896,6 +936,43 @@ backfilled_nominee(FsPass *pass, int job, int env, int type)
 }
 
 /*
+ * A quota share's job about to be placed on type: the numbers of its PLACE
+ * reason (explain.c).  The limit is the one that binds its guarantee, as
+ * fs_quota_room() finds it -- the smaller room of the share's NUM_INSTANCES
+ * and type limits -- so the reason names the limit that decided, and
+ * "holds" counts what that room counts (running jobs not stopping, victims
+ * chosen in this pass, nominated jobs other than this one), plus the job.
+ */
+static void
+quota_placement(FsPass *pass, int job, int type, int64_t *limit, int64_t *holds,
+				int64_t *borrowed)
+{
+	FsJobState *js = &pass->jobs[job];
+	FsShareState *ss = &pass->shares[js->share];
+	int			count = js->job->instance_count;
+	int			unit;
+	int64_t		room = fs_quota_room(pass, js->share, type, FS_RIGHT_GUARANTEE,
+									 js->nominee, &unit);
+	int			ui = FS_UNIT_INDEX(unit);
+
+	if (ss->limit[ui] != FS_NO_LIMIT)
+	{
+		*limit = ss->limit[ui];
+		*holds = *limit - room + count;
+	}
+	else
+	{
+		/* no limit applies: no guarantee, all of it is borrowed */
+		*limit = 0;
+		*holds = ss->held[0] + ss->stopped_now[0] + ss->nominated[0] + count;
+		if (js->nominee >= 0 && pass->nominees[js->nominee].active)
+			*holds -= pass->nominees[js->nominee].count;
+		room = 0;
+	}
+	*borrowed = room >= count ? 0 : count - (room > 0 ? room : 0);
+}
+
+/*
  * Place the job: it occupies the pair from now on, counts towards its
  * share at once (fair-share usage, quota holdings), and gives up the room
  * held for it, if any.
@@ -907,8 +984,13 @@ fs_place(FsPass *pass, int job, int env, int type)
 	FsShareState *ss = &pass->shares[js->share];
 	int			count = js->job->instance_count;
 	int			backfilled = backfilled_nominee(pass, job, env, type);
+	int64_t		share_limit = 0;
+	int64_t		share_holds = 0;
+	int64_t		share_borrowed = 0;
 	FsDecision *d;
 
+	if (share_is_quota(pass, js->share))
+		quota_placement(pass, job, type, &share_limit, &share_holds, &share_borrowed);
 	if (js->nominee >= 0)
 	{
 		FsNominee  *n = &pass->nominees[js->nominee];
@@ -940,6 +1022,9 @@ fs_place(FsPass *pass, int job, int env, int type)
 	d = fs_add_decision(pass, FS_DECISION_PLACE, job);
 	d->environment = env;
 	d->instance_type = type;
+	d->share_limit = share_limit;
+	d->share_holds = share_holds;
+	d->share_borrowed = share_borrowed;
 	if (backfilled >= 0)
 	{
 		const FsNominee *n = &pass->nominees[backfilled];

@@ -70,6 +70,15 @@ add_real(FsText *t, double v)
 	add(t, num);
 }
 
+static void
+add_usage(FsText *t, double v)
+{
+	char		num[64];
+
+	snprintf(num, sizeof(num), "%.1f", v);
+	add(t, num);
+}
+
 /* A duration in whole seconds below a minute, else in whole minutes. */
 static void
 add_minutes(FsText *t, FsTime d)
@@ -370,6 +379,66 @@ fs_format_wait_reason(const FsInput *in, const FsWaitReason *w, char *buf, size_
 	return t.len;
 }
 
+/*
+ * Why a job was placed, by its queue's policy: a quota share says whether
+ * it runs within its guarantee or borrows, against the limit that bound
+ * it (capacity.c, fs_place); a fair share its usage and weight.
+ */
+static void
+add_placement(FsText *t, const FsInput *in, const FsDecision *d)
+{
+	const FsShare *s = (d->share >= 0 && d->share < in->n_shares) ? &in->shares[d->share] : NULL;
+	FsPolicyKind policy = FS_POLICY_FIFO;
+
+	if (s != NULL && s->queue >= 0 && s->queue < in->n_queues)
+		policy = in->queues[s->queue].policy;
+	if (policy == FS_POLICY_QUOTA_SHARE && d->share_borrowed > 0)
+	{
+		add(t, share_name(in, d->share));
+		add(t, " borrows ");
+		add_int(t, d->share_borrowed);
+		add(t, " idle instances beyond its guarantee of ");
+		add_int(t, d->share_limit);
+		add(t, " (holds ");
+		add_int(t, d->share_holds);
+		add(t, " of ");
+		add(t, type_name(in, d->instance_type));
+		add(t, " on ");
+		add(t, env_name(in, d->environment));
+		add(t, ")");
+	}
+	else if (policy == FS_POLICY_QUOTA_SHARE)
+	{
+		add(t, "within ");
+		add(t, share_name(in, d->share));
+		add(t, "'s guarantee: holds ");
+		add_int(t, d->share_holds);
+		add(t, " of its ");
+		add_int(t, d->share_limit);
+		add(t, " on ");
+		add(t, env_name(in, d->environment));
+	}
+	else
+	{
+		if (policy == FS_POLICY_FAIR_SHARE)
+		{
+			add(t, "fair share ");
+			add(t, share_name(in, d->share));
+			add(t, " (weight ");
+			add_real(t, s->weight);
+			add(t, ", usage ");
+			add_usage(t, s->usage);
+			add(t, ") is furthest below its share");
+		}
+		else
+			add(t, "next in FIFO order");
+		add(t, "; on ");
+		add(t, env_name(in, d->environment));
+		add(t, ", ");
+		add(t, type_name(in, d->instance_type));
+	}
+}
+
 size_t
 fs_format_decision(const FsInput *in, const FsDecision *d, char *buf, size_t size)
 {
@@ -379,6 +448,7 @@ fs_format_decision(const FsInput *in, const FsDecision *d, char *buf, size_t siz
 	switch (d->kind)
 	{
 		case FS_DECISION_PLACE:
+			add_placement(&t, in, d);
 			break;
 		case FS_DECISION_PREEMPT:
 			add(&t, "preempted by job ");

@@ -7,7 +7,7 @@
  * then job_id).  A job that does not fit does not block a smaller one
  * behind it (back-fill), unless the queue is strict_fifo; a job that can
  * never fit (MISCONFIGURATION) blocks nobody, strict or not.  A head job
- * that has starved past starvation_wait has its room held (pass.c).
+ * that has starved past starvation_wait has its room held (nomination.c).
  *
  * Never include a PostgreSQL header here.
  *

@@ -271,28 +271,13 @@ typedef struct FsRules
 	FsTime		gone_by;
 } FsRules;
 
-/* pass.c */
-extern void fs_pass_begin(FsPass *pass, const FsInput *in, const FsAllocator *allocator);
-extern void fs_pass_abandon(FsPass *pass);
+/*
+ * share_order.c: the order of a share's jobs, and the loaded jobs of a queue
+ * as one list in share order
+ */
+extern void fs_sort_share_jobs(FsPass *pass, FsJobState *jobs, int n,
+							   FsPolicyKind policy);
 
-/* result.c */
-extern FsDecision *fs_add_decision(FsPass *pass, FsDecisionKind kind, int job);
-extern void fs_note_wait(FsPass *pass, int job, const FsFit *fit);
-extern void fs_note_nominated(FsPass *pass, int job);
-extern bool fs_job_misconfigured(FsPass *pass, int job);
-
-/* nomination.c */
-extern int	fs_add_nominee(FsPass *pass, int job, FsNominationKind kind,
-						   int environment, int instance_type, FsTime since);
-extern void fs_take_nominations(FsPass *pass);
-extern void fs_place_nominated_jobs(FsPass *pass);
-extern void fs_serve_starver(FsPass *pass, int queue, const FsRules *rules);
-extern bool fs_job_is_head(FsPass *pass, int job);
-extern void fs_note_starving(FsPass *pass, int queue, int job, const FsFit *fit);
-extern void fs_nominate_starving_job(FsPass *pass, int queue);
-extern void fs_starver_complete_by(FsPass *pass, int nominee);
-
-/* the loaded jobs of a queue as one list in share order (pass.c) */
 typedef struct FsMerge
 {
 	FsPass	   *pass;
@@ -309,12 +294,46 @@ extern void fs_merge_init(FsMerge *m, FsPass *pass, int queue);
 extern int	fs_merge_next(FsMerge *m, int *share);
 extern bool fs_prefix_used_up(FsPass *pass, int share);
 
+/* pass.c */
+extern void fs_pass_begin(FsPass *pass, const FsInput *in, const FsAllocator *allocator);
+extern void fs_pass_abandon(FsPass *pass);
+
+/* result.c */
+extern FsDecision *fs_add_decision(FsPass *pass, FsDecisionKind kind, int job);
+extern void fs_note_wait(FsPass *pass, int job, const FsFit *fit);
+extern void fs_note_nominated(FsPass *pass, int job);
+extern void fs_note_misconfigured(FsPass *pass, int job, FsMisconfiguration why,
+								  int64_t largest);
+
+/* nomination.c */
+extern int	fs_add_nominee(FsPass *pass, int job, FsNominationKind kind,
+						   int environment, int instance_type, FsTime since);
+extern void fs_take_nominations(FsPass *pass);
+extern void fs_place_nominated_jobs(FsPass *pass);
+extern void fs_serve_starver(FsPass *pass, int queue, const FsRules *rules);
+extern bool fs_job_is_head(FsPass *pass, int job);
+extern void fs_note_starving(FsPass *pass, int queue, int job, const FsFit *fit);
+extern void fs_nominate_starving_job(FsPass *pass, int queue);
+extern void fs_starver_complete_by(FsPass *pass, int nominee);
+
+/*
+ * One environment unit's entry of a pass array ([e * n_units + unit index]:
+ * env_max, env_occupied, env_held, env_held_starving).  Inline here, below
+ * every file that reads those arrays, so that result.c need not call into
+ * capacity.c.
+ */
+static inline int64_t *
+fs_env_unit(FsPass *pass, int64_t *array, int env, int unit_index)
+{
+	return &array[(size_t) env * pass->n_units + unit_index];
+}
+
 /* capacity.c */
-extern int64_t *fs_env_unit(FsPass *pass, int64_t *array, int env, int unit);
 extern bool fs_pair_usable(FsPass *pass, int job, int env, int type, FsFit *fit);
 extern bool fs_pair_static_fit(FsPass *pass, int share, int env, int type,
 							   int count, FsMisconfiguration *why, int64_t *largest);
 extern bool fs_job_could_fit(FsPass *pass, int job, int e, int t);
+extern bool fs_job_misconfigured(FsPass *pass, int job);
 extern bool fs_pair_fits(FsPass *pass, int job, int env, int type,
 						 const FsRules *rules, FsFit *fit);
 extern bool fs_try_place(FsPass *pass, int job, const FsRules *rules, FsFit *fit);
@@ -363,7 +382,6 @@ fs_share_turn_before(const FsPass *pass, int queue, const double *key, int a, in
 extern void fs_fifo_turn(FsPass *pass, int queue);
 extern void fs_fair_share_turn(FsPass *pass, int queue);
 extern void fs_quota_share_turn(FsPass *pass, int queue);
-extern int	fs_job_order_cmp(const void *a, const void *b, const void *ctx);
 
 /* preemption.c */
 extern bool fs_reclaim(FsPass *pass, int job);

@@ -7,7 +7,8 @@
  *
  *	 1. snapshot		occupancy of every environment unit, what every share
  *						holds, the decayed usage of fair shares, and each
- *						share's loaded RUNNABLE jobs in share order (here);
+ *						share's loaded RUNNABLE jobs in share order (here,
+ *						sorted by share_order.c);
  *	 2. nominations		keep or drop the nominations of earlier passes and
  *						hold their room: the room a preemption freed stays
  *						with the job it was freed for (nomination.c, 2.6);
@@ -33,120 +34,6 @@
 #include <string.h>
 
 #include "internal.h"
-
-/* ---------- share order ---------- */
-
-/*
- * The order of a share's RUNNABLE jobs: FIFO queues by runnable_at then
- * job_id (2.4); fair and quota shares by scheduling_priority descending,
- * then runnable_at, then job_id (2.5, 2.6).  ctx points to the policy.
- */
-int
-fs_job_order_cmp(const void *a, const void *b, const void *ctx)
-{
-	const FsRunnableJob *ja = ((const FsJobState *) a)->job;
-	const FsRunnableJob *jb = ((const FsJobState *) b)->job;
-
-	if (*(const FsPolicyKind *) ctx != FS_POLICY_FIFO && ja->priority != jb->priority)
-		return ja->priority > jb->priority ? -1 : 1;
-	if (ja->runnable_at != jb->runnable_at)
-		return ja->runnable_at < jb->runnable_at ? -1 : 1;
-	return ja->job_id < jb->job_id ? -1 : (ja->job_id > jb->job_id);
-}
-
-/*
- * Walk the loaded jobs of a queue's shares as one list in share order
- * (merging the shares' sorted prefixes), e.g. all jobs of a quota-share
- * queue by priority for step 2 of 2.6.
- */
-static bool
-merge_before(const void *ctx, int a, int b)
-{
-	const FsMerge *m = ctx;
-	const FsPass *pass = m->pass;
-	const FsQueueState *qs = &pass->queues[m->queue];
-	int			ja = m->cursor[a];
-	int			jb = m->cursor[b];
-	int			c;
-
-	/*
-	 * A share past its prefix stands for its next, unloaded job, which comes
-	 * at the earliest right after its last loaded one.
-	 */
-	if (ja == pass->shares[qs->shares[a]].first_job + pass->shares[qs->shares[a]].n_jobs)
-		ja--;
-	if (jb == pass->shares[qs->shares[b]].first_job + pass->shares[qs->shares[b]].n_jobs)
-		jb--;
-	c = fs_job_order_cmp(&pass->jobs[ja], &pass->jobs[jb], &m->policy);
-	if (c == 0)
-		c = (ja != m->cursor[a]) - (jb != m->cursor[b]);	/* real jobs first */
-	return c < 0 || (c == 0 && a < b);
-}
-
-void
-fs_merge_init(FsMerge *m, FsPass *pass, int queue)
-{
-	FsQueueState *qs = &pass->queues[queue];
-	int			i;
-
-	m->pass = pass;
-	m->queue = queue;
-	m->policy = pass->in->queues[queue].policy;
-	m->cursor = fs_arena_alloc(&pass->arena, sizeof(int) * (size_t) (qs->n_shares + 1));
-	fs_heap_init(&m->heap, qs->n_shares, merge_before, m, &pass->arena);
-	for (i = 0; i < qs->n_shares; i++)
-	{
-		FsShareState *ss = &pass->shares[qs->shares[i]];
-
-		m->cursor[i] = ss->first_job;
-		if (ss->n_jobs > 0)
-			fs_heap_push(&m->heap, i);
-	}
-}
-
-int
-fs_merge_next(FsMerge *m, int *share)
-{
-	FsPass	   *pass = m->pass;
-	int			i;
-	int			job;
-	FsShareState *ss;
-
-	if (m->heap.n == 0)
-		return FS_MERGE_END;
-	i = fs_heap_pop(&m->heap);
-	*share = pass->queues[m->queue].shares[i];
-	ss = &pass->shares[*share];
-	if (m->cursor[i] == ss->first_job + ss->n_jobs)
-		return FS_MERGE_UNLOADED;
-	job = m->cursor[i]++;
-	if (m->cursor[i] < ss->first_job + ss->n_jobs || pass->in->shares[*share].more_runnable)
-		fs_heap_push(&m->heap, i);
-	return job;
-}
-
-/*
- * The share's next job is beyond its loaded prefix.  If the share placed
- * every job it had loaded, that unknown job may well be next in line, so
- * the pass must not give the capacity to anything after it: it stops here.
- * (If some loaded job was left waiting, the share had its chance; jobs
- * beyond a prefix cannot back-fill, which is the price of loading heads.)
- */
-bool
-fs_prefix_used_up(FsPass *pass, int share)
-{
-	FsShareState *ss = &pass->shares[share];
-	int			j;
-
-	if (!pass->in->shares[share].more_runnable || ss->n_jobs == 0)
-		return false;
-	for (j = ss->first_job; j < ss->first_job + ss->n_jobs; j++)
-		if (pass->jobs[j].status != FS_JOB_PLACED && pass->jobs[j].status != FS_JOB_MISCONFIGURED)
-			return false;
-	pass->prefix_used_up = true;
-	pass->result->more_jobs_needed = true;
-	return true;
-}
 
 /* ---------- 1. snapshot ---------- */
 
@@ -416,8 +303,7 @@ load_runnable(FsPass *pass)
 			js->status = FS_JOB_WAITING;
 		}
 		ss->n_jobs = share->n_runnable;
-		fs_sort(&pass->jobs[ss->first_job], ss->n_jobs, sizeof(FsJobState),
-				fs_job_order_cmp, &policy, &pass->arena);
+		fs_sort_share_jobs(pass, &pass->jobs[ss->first_job], ss->n_jobs, policy);
 		for (i = 0; i < ss->n_jobs; i++)
 			pass->jobs[ss->first_job + i].position = i + 1;
 	}

@@ -9,7 +9,7 @@
  * the steps of 2.6 in the order random workloads showed not to thrash:
  *
  *	 1. jobs that earlier preemptions were made for -- done for every queue
- *		at the start of the pass (pass.c: place_nominated_jobs), since their
+ *		at the start of the pass (nomination.c: fs_place_nominated_jobs), since their
  *		room is held for them whatever the queue order;
  *	 2. guaranteed jobs, by priority: those that fit within their share's
  *		limit counting what it holds and its nominated jobs; when there is no

@@ -8,6 +8,8 @@
  * only fills it in.  Decisions are appended in the order they are taken;
  * a job has at most one wait reason, overwritten each time it is looked
  * at again, and dropped at the end of the pass if the job was placed.
+ * This file only records: whether a job fits or is misconfigured is
+ * decided in capacity.c, which calls down into here, never the reverse.
  *
  * Never include a PostgreSQL header here.
  *
@@ -168,66 +170,31 @@ fs_note_nominated(FsPass *pass, int job)
 }
 
 /*
- * A job that can never fit -- bigger than every (environment, type) it may
- * use allows -- is MISCONFIGURED (docs/scheduling.md, 'Capacity
- * accounting') and does not block the jobs
- * behind it.  Decided once per pass, when the job is first looked at.
+ * The job can never fit (capacity.c: fs_job_misconfigured decides that):
+ * its MISCONFIGURED decision, naming which limit says so and the most any
+ * of its pairs allows, and its wait reason.
  */
-bool
-fs_job_misconfigured(FsPass *pass, int job)
+void
+fs_note_misconfigured(FsPass *pass, int job, FsMisconfiguration why, int64_t largest)
 {
 	FsJobState *js = &pass->jobs[job];
-	const FsQueue *queue = &pass->in->queues[pass->in->shares[js->share].queue];
-	FsMisconfiguration why = FS_MISCONFIG_ENVIRONMENT_MAX;
-	int64_t		largest = 0;
-	int			e,
-				t;
+	FsDecision *d;
+	FsWaitReason *w;
 
-	if (js->misconfiguration_known)
-		return js->misconfiguration != FS_MISCONFIG_NONE;
-	js->misconfiguration_known = true;
-	js->misconfiguration = FS_MISCONFIG_NONE;
-	if (js->job->instance_count > 0)
-	{
-		for (e = 0; e < queue->n_environments; e++)
-			for (t = 0; t < js->job->n_instance_types; t++)
-				if (fs_job_could_fit(pass, job, e, t))
-					return false;
-		/* it fits nowhere: which limit says so, and the most any pair allows */
-		for (e = 0; e < queue->n_environments; e++)
-		{
-			for (t = 0; t < js->job->n_instance_types; t++)
-			{
-				FsMisconfiguration pair_why = FS_MISCONFIG_NONE;
-
-				if (fs_pair_static_fit(pass, js->share, queue->environments[e],
-									   js->job->instance_types[t],
-									   js->job->instance_count, &pair_why, &largest))
-					return false;
-				if (pair_why == FS_MISCONFIG_QUOTA_SHARE_MAX)
-					why = FS_MISCONFIG_QUOTA_SHARE_MAX;
-			}
-		}
-	}
 	js->misconfiguration = why;
 	js->status = FS_JOB_MISCONFIGURED;
 	js->considered = true;
+	d = fs_add_decision(pass, FS_DECISION_MISCONFIGURED, job);
+	d->misconfiguration = why;
+	d->largest_limit = largest;
+	pass->result->stats.misconfigured++;
+	w = wait_reason_of(pass, job);
+	if (w != NULL)
 	{
-		FsDecision *d = fs_add_decision(pass, FS_DECISION_MISCONFIGURED, job);
-		FsWaitReason *w;
-
-		d->misconfiguration = why;
-		d->largest_limit = largest;
-		pass->result->stats.misconfigured++;
-		w = wait_reason_of(pass, job);
-		if (w != NULL)
-		{
-			w->kind = FS_WAIT_MISCONFIGURED;
-			w->misconfiguration = why;
-			w->limit = largest;
-		}
+		w->kind = FS_WAIT_MISCONFIGURED;
+		w->misconfiguration = why;
+		w->limit = largest;
 	}
-	return true;
 }
 
 void

@@ -331,6 +331,16 @@ typedef struct FsDecision
 	FsTime		backfill_complete_by;
 	FsTime		backfill_gone_by;
 
+	/*
+	 * PLACE of a quota share's job, for its reason: the share's limit that
+	 * binds its guarantee for the job (the unit fs_quota_room() finds
+	 * shortest; 0 when none applies), what counts against that limit once
+	 * the job is placed, and how many of its instances go beyond it.
+	 */
+	int64_t		share_limit;
+	int64_t		share_holds;
+	int64_t		share_borrowed;
+
 	/* PREEMPT */
 	FsPreemptReason preempt_reason;
 	int64_t		for_job_id;
@@ -458,8 +468,9 @@ extern bool fs_check_input(const FsInput *input, char *message, size_t size);
 /*
  * Plain-English sentences.  Both write at most size bytes (always
  * NUL-terminated) and return the length the whole sentence needs, like
- * snprintf.  fs_format_decision() gives the status_reason of a PREEMPT
- * victim, a nominated or a MISCONFIGURED job ("" for PLACE).
+ * snprintf.  fs_format_decision() gives the status_reason of a placed job
+ * (why it was placed), a PREEMPT victim, a nominated or a MISCONFIGURED
+ * job.
  */
 /*
  * The time of work a stop of this running job now would lose, per instance:

@@ -21,6 +21,7 @@
 #include "pg_prelude.h"
 
 #include "sql_api/args.h"
+#include "statement.h"
 #include "tables/catalog_version.h"
 #include "tables/job_status.h"
 #include "tables/lookup.h"
@@ -29,6 +30,32 @@ PG_FUNCTION_INFO_V1(fairshare_terminate_job);
 PG_FUNCTION_INFO_V1(fairshare_update_job_priority);
 
 #define MAX_REASON_LENGTH 1024
+
+/* Run as the catalog owner, on a job the caller can see. */
+static FairshareStatement lock_job_stmt = {
+	.what = "lock the job",
+	.sql = "SELECT status::text, stop_kind, scheduling_priority FROM fairshare.jobs "
+		"WHERE job_id = $1 FOR UPDATE",
+	.argtypes = {INT8OID},
+	.max_rows = 1,
+};
+static FairshareStatement request_stop_stmt = {
+	.what = "ask for the job to be stopped",
+	.sql = "UPDATE fairshare.jobs SET stop_kind = 'TERMINATE', "
+		"stop_reason = $2, stop_requested_at = now(), "
+		"preempted_for = NULL WHERE job_id = $1",
+	.argtypes = {INT8OID, TEXTOID},
+};
+static FairshareStatement fail_job_stmt = {
+	.what = "end the job as FAILED",
+	.sql = "UPDATE fairshare.jobs SET status = 'FAILED', status_reason = $2 WHERE job_id = $1",
+	.argtypes = {INT8OID, TEXTOID},
+};
+static FairshareStatement set_priority_stmt = {
+	.what = "change the job's priority",
+	.sql = "UPDATE fairshare.jobs SET scheduling_priority = $2 WHERE job_id = $1",
+	.argtypes = {INT8OID, INT4OID},
+};
 
 /*
  * Find the job as the caller sees it (row-level security applies), then lock
@@ -40,18 +67,13 @@ PG_FUNCTION_INFO_V1(fairshare_update_job_priority);
 static char *
 lock_visible_job(int64 job_id, FairshareSavedUser *saved)
 {
-	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(job_id)};
-	int			ret;
 	bool		isnull;
 
 	fairshare_require_visible_job(job_id);
 	*saved = fairshare_become_catalog_owner();
 
-	ret = SPI_execute_with_args("SELECT status::text, stop_kind, scheduling_priority FROM fairshare.jobs "
-								"WHERE job_id = $1 FOR UPDATE",
-								1, argtypes, values, NULL, false, 1);
-	if (ret != SPI_OK_SELECT || SPI_processed != 1)
+	if (fairshare_run_statement(&lock_job_stmt, values, NULL) != 1)
 		elog(ERROR, "job " INT64_FORMAT " vanished while being locked", job_id);
 	return TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0],
 											 SPI_tuptable->tupdesc, 1, &isnull));
@@ -74,9 +96,7 @@ fairshare_terminate_job(PG_FUNCTION_ARGS)
 	char	   *stop_kind;
 	FairshareSavedUser saved;
 	bool		changed = false;
-	Oid			argtypes[2] = {INT8OID, TEXTOID};
 	Datum		values[2];
-	int			ret;
 
 	fairshare_require_catalog_version();
 	fairshare_require_arg(fcinfo, 0, "terminate_job", "job_id");
@@ -109,22 +129,13 @@ fairshare_terminate_job(PG_FUNCTION_ARGS)
 		/* Already being terminated: nothing more to ask for. */
 		if (stop_kind == NULL || strcmp(stop_kind, "TERMINATE") != 0)
 		{
-			ret = SPI_execute_with_args("UPDATE fairshare.jobs SET stop_kind = 'TERMINATE', "
-										"stop_reason = $2, stop_requested_at = now(), "
-										"preempted_for = NULL WHERE job_id = $1",
-										2, argtypes, values, NULL, false, 0);
-			if (ret != SPI_OK_UPDATE)
-				elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+			fairshare_run_statement(&request_stop_stmt, values, NULL);
 			changed = true;
 		}
 	}
 	else
 	{
-		ret = SPI_execute_with_args("UPDATE fairshare.jobs SET status = 'FAILED', "
-									"status_reason = $2 WHERE job_id = $1",
-									2, argtypes, values, NULL, false, 0);
-		if (ret != SPI_OK_UPDATE)
-			elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+		fairshare_run_statement(&fail_job_stmt, values, NULL);
 		changed = true;
 	}
 
@@ -140,9 +151,7 @@ fairshare_update_job_priority(PG_FUNCTION_ARGS)
 	int32		priority;
 	char	   *status;
 	FairshareSavedUser saved;
-	Oid			argtypes[2] = {INT8OID, INT4OID};
 	Datum		values[2];
-	int			ret;
 	bool		isnull;
 	int32		old_priority;
 
@@ -169,10 +178,7 @@ fairshare_update_job_priority(PG_FUNCTION_ARGS)
 											   SPI_tuptable->tupdesc, 3, &isnull));
 	values[0] = Int64GetDatum(job_id);
 	values[1] = Int32GetDatum(priority);
-	ret = SPI_execute_with_args("UPDATE fairshare.jobs SET scheduling_priority = $2 WHERE job_id = $1",
-								2, argtypes, values, NULL, false, 0);
-	if (ret != SPI_OK_UPDATE)
-		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+	fairshare_run_statement(&set_priority_stmt, values, NULL);
 
 	fairshare_restore_user(saved);
 	SPI_finish();

@@ -12,8 +12,8 @@
  *
  * Everything is copied into one memory context owned by the PassWorld, so
  * the caller can finish SPI and still use it, and frees it in one go.
- * Statements are prepared once per backend (SPI_keepplan); the plan cache
- * re-plans them if the extension is re-created.
+ * Statements are prepared once per backend and kept (statement.h); the
+ * plan cache re-plans them if the extension is re-created.
  *
  *-------------------------------------------------------------------------
  */
@@ -25,6 +25,7 @@
 #include "settings.h"
 #include "datums.h"
 #include "progress.h"
+#include "statement.h"
 #include "sql_api/pass_input.h"
 #include "tables/job_status.h"
 
@@ -44,59 +45,72 @@ typedef struct ShareEntry
 	int			share;
 } ShareEntry;
 
-/* A statement prepared once per backend. */
-typedef struct KeptPlan
-{
-	SPIPlanPtr	plan;
-	const char *sql;
-	int			nargs;
-	Oid			argtypes[4];
-} KeptPlan;
-
-static KeptPlan environments_plan = {NULL,
-	"SELECT name, state = 'ENABLED' FROM fairshare.service_environments ORDER BY name", 0};
-static KeptPlan limits_plan = {NULL,
-	"SELECT service_environment, capacity_unit, max_capacity::bigint FROM fairshare.capacity_limits "
-	"ORDER BY service_environment, capacity_unit", 0};
-static KeptPlan queues_plan = {NULL,
-	"SELECT q.name, q.priority, coalesce(p.kind, 'FIFO'), q.strict_fifo, "
-	"coalesce(p.share_decay_seconds, 0), coalesce(p.compute_reservation, 0), "
-	"coalesce(p.idle_assignment, 'FIFO'), q.scheduling_policy "
-	"FROM fairshare.job_queues q LEFT JOIN fairshare.scheduling_policies p ON p.name = q.scheduling_policy "
-	"WHERE q.state = 'ENABLED' ORDER BY q.name", 0};
-static KeptPlan queue_environments_plan = {NULL,
-	"SELECT job_queue, service_environment FROM fairshare.queue_environments ORDER BY job_queue, \"order\"", 0};
-static KeptPlan quota_shares_plan = {NULL,
-	"SELECT job_queue, name, strategy, coalesce(borrow_limit, -1), in_share_preemption, weight::float8 "
-	"FROM fairshare.quota_shares WHERE state = 'ENABLED' ORDER BY job_queue, name", 0};
-static KeptPlan quota_limits_plan = {NULL,
-	"SELECT job_queue, quota_share, capacity_unit, max_capacity::bigint FROM fairshare.quota_share_limits", 0};
-static KeptPlan weights_plan = {NULL,
-	"SELECT scheduling_policy, share_identifier, weight_factor::float8 FROM fairshare.share_distribution "
-	"ORDER BY scheduling_policy", 0};
+/*
+ * The statements that read the world.  None is read-only: a pass must see
+ * what _prepare_pass just changed.
+ */
+static FairshareStatement environments_stmt = {
+	.what = "read the service environments",
+	.sql = "SELECT name, state = 'ENABLED' FROM fairshare.service_environments ORDER BY name",
+};
+static FairshareStatement limits_stmt = {
+	.what = "read the capacity limits",
+	.sql = "SELECT service_environment, capacity_unit, max_capacity::bigint FROM fairshare.capacity_limits "
+		"ORDER BY service_environment, capacity_unit",
+};
+static FairshareStatement queues_stmt = {
+	.what = "read the enabled job queues",
+	.sql = "SELECT q.name, q.priority, coalesce(p.kind, 'FIFO'), q.strict_fifo, "
+		"coalesce(p.share_decay_seconds, 0), coalesce(p.compute_reservation, 0), "
+		"coalesce(p.idle_assignment, 'FIFO'), q.scheduling_policy "
+		"FROM fairshare.job_queues q LEFT JOIN fairshare.scheduling_policies p ON p.name = q.scheduling_policy "
+		"WHERE q.state = 'ENABLED' ORDER BY q.name",
+};
+static FairshareStatement queue_environments_stmt = {
+	.what = "read the queues' environments",
+	.sql = "SELECT job_queue, service_environment FROM fairshare.queue_environments ORDER BY job_queue, \"order\"",
+};
+static FairshareStatement quota_shares_stmt = {
+	.what = "read the quota shares",
+	.sql = "SELECT job_queue, name, strategy, coalesce(borrow_limit, -1), in_share_preemption, weight::float8 "
+		"FROM fairshare.quota_shares WHERE state = 'ENABLED' ORDER BY job_queue, name",
+};
+static FairshareStatement quota_limits_stmt = {
+	.what = "read the quota shares' limits",
+	.sql = "SELECT job_queue, quota_share, capacity_unit, max_capacity::bigint FROM fairshare.quota_share_limits",
+};
+static FairshareStatement weights_stmt = {
+	.what = "read the share distributions",
+	.sql = "SELECT scheduling_policy, share_identifier, weight_factor::float8 FROM fairshare.share_distribution "
+		"ORDER BY scheduling_policy",
+};
 
 /*
  * The fair shares of the given queues: identifiers of RUNNABLE jobs (a skip
  * scan: one index probe per identifier), of jobs holding capacity, and of
  * stored usage that has not decayed away.
  */
-static KeptPlan fair_shares_plan = {NULL,
-	"WITH RECURSIVE ids(q, id) AS ("
-	"  SELECT q, (SELECT min(j.share_identifier) FROM fairshare.jobs j"
-	"             WHERE j.status = 'RUNNABLE' AND j.job_queue = q AND j.share_identifier IS NOT NULL)"
-	"    FROM unnest($1::text[]) q"
-	"  UNION ALL"
-	"  SELECT ids.q, (SELECT min(j.share_identifier) FROM fairshare.jobs j"
-	"                 WHERE j.status = 'RUNNABLE' AND j.job_queue = ids.q AND j.share_identifier > ids.id)"
-	"    FROM ids WHERE ids.id IS NOT NULL)"
-	" SELECT q, id FROM ids WHERE id IS NOT NULL"
-	" UNION SELECT job_queue, share_identifier FROM fairshare.jobs"
-	"  WHERE status IN " FS_PLACED_STATUSES_SQL " AND job_queue = ANY ($1) AND share_identifier IS NOT NULL"
-	" UNION SELECT job_queue, share_identifier FROM fairshare.share_usage"
-	"  WHERE job_queue = ANY ($1) AND usage >= 0.01",
-	1, {TEXTARRAYOID}};
-static KeptPlan usage_plan = {NULL,
-	"SELECT job_queue, share_identifier, usage, updated_at FROM fairshare.share_usage", 0};
+static FairshareStatement fair_shares_stmt = {
+	.what = "read the fair shares",
+	.sql = "WITH RECURSIVE ids(q, id) AS ("
+		"  SELECT q, (SELECT min(j.share_identifier) FROM fairshare.jobs j"
+		"             WHERE j.status = 'RUNNABLE' AND j.job_queue = q AND j.share_identifier IS NOT NULL)"
+		"    FROM unnest($1::text[]) q"
+		"  UNION ALL"
+		"  SELECT ids.q, (SELECT min(j.share_identifier) FROM fairshare.jobs j"
+		"                 WHERE j.status = 'RUNNABLE' AND j.job_queue = ids.q AND j.share_identifier > ids.id)"
+		"    FROM ids WHERE ids.id IS NOT NULL)"
+		" SELECT q, id FROM ids WHERE id IS NOT NULL"
+		" UNION SELECT job_queue, share_identifier FROM fairshare.jobs"
+		"  WHERE status IN " FS_PLACED_STATUSES_SQL " AND job_queue = ANY ($1) AND share_identifier IS NOT NULL"
+		" UNION SELECT job_queue, share_identifier FROM fairshare.share_usage"
+		"  WHERE job_queue = ANY ($1) AND usage >= 0.01",
+	.argtypes = {TEXTARRAYOID},
+};
+static FairshareStatement usage_stmt = {
+	.what = "read the fair shares' usage",
+	.sql = "SELECT job_queue, share_identifier, usage, updated_at FROM fairshare.share_usage",
+};
 
 /*
  * A job's time limit in seconds, or NULL when it has none that can be
@@ -106,50 +120,60 @@ static KeptPlan usage_plan = {NULL,
  * is shorter.  A value that is not a positive number counts as none.
  */
 #define TIME_LIMIT(p) \
-	"least(CASE WHEN " p "request #> '{StoppingCondition,MaxRuntimeInSeconds}' IS NULL THEN 86400" \
-	" WHEN jsonb_typeof(" p "request #> '{StoppingCondition,MaxRuntimeInSeconds}') = 'number'" \
-	"  AND (" p "request #>> '{StoppingCondition,MaxRuntimeInSeconds}')::numeric >= 1" \
-	" THEN least(floor((" p "request #>> '{StoppingCondition,MaxRuntimeInSeconds}')::numeric), 100000000)::bigint" \
-	" END, " p "attempt_duration_seconds)"
+		"least(CASE WHEN " p "request #> '{StoppingCondition,MaxRuntimeInSeconds}' IS NULL THEN 86400" \
+		" WHEN jsonb_typeof(" p "request #> '{StoppingCondition,MaxRuntimeInSeconds}') = 'number'" \
+		"  AND (" p "request #>> '{StoppingCondition,MaxRuntimeInSeconds}')::numeric >= 1" \
+		" THEN least(floor((" p "request #>> '{StoppingCondition,MaxRuntimeInSeconds}')::numeric), 100000000)::bigint" \
+		" END, " p "attempt_duration_seconds)"
 
 #define RUNNABLE_COLUMNS \
-	"j.job_id, j.job_name, j.scheduling_priority, j.runnable_at, j.instance_count, j.instance_types, " \
-	"j.nomination_kind, j.nominated_environment, j.nominated_instance_type, j.nominated_at, j.submitted_by || ':' || j.submitter_oid, " \
+		"j.job_id, j.job_name, j.scheduling_priority, j.runnable_at, j.instance_count, j.instance_types, " \
+		"j.nomination_kind, j.nominated_environment, j.nominated_instance_type, j.nominated_at, j.submitted_by || ':' || j.submitter_oid, " \
 	TIME_LIMIT("j.")
 
 /*
  * The head of each share, n + 1 rows (the extra one says "there is more").
  * Rows come in no particular order; load_runnable sorts and trims them.
  */
-static KeptPlan fifo_heads_plan = {NULL,
-	"SELECT s.q, NULL::text, " RUNNABLE_COLUMNS
-	" FROM unnest($1::text[], $2::int[]) AS s(q, n),"
-	" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q"
-	"          AND share_identifier IS NULL AND quota_share IS NULL"
-	"          ORDER BY runnable_at, job_id LIMIT s.n + 1) j",
-	2, {TEXTARRAYOID, INT4ARRAYOID}};
-static KeptPlan fair_heads_plan = {NULL,
-	"SELECT s.q, s.id, " RUNNABLE_COLUMNS
-	" FROM unnest($1::text[], $2::text[], $3::int[]) AS s(q, id, n),"
-	" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q"
-	"          AND share_identifier = s.id"
-	"          ORDER BY scheduling_priority DESC, runnable_at, job_id LIMIT s.n + 1) j",
-	3, {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID}};
-static KeptPlan quota_heads_plan = {NULL,
-	"SELECT s.q, s.id, " RUNNABLE_COLUMNS
-	" FROM unnest($1::text[], $2::text[], $3::int[]) AS s(q, id, n),"
-	" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q"
-	"          AND quota_share = s.id"
-	"          ORDER BY scheduling_priority DESC, runnable_at, job_id LIMIT s.n + 1) j",
-	3, {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID}};
+static FairshareStatement fifo_heads_stmt = {
+	.what = "read the heads of FIFO queues",
+	.sql = "SELECT s.q, NULL::text, " RUNNABLE_COLUMNS
+		" FROM unnest($1::text[], $2::int[]) AS s(q, n),"
+		" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q"
+		"          AND share_identifier IS NULL AND quota_share IS NULL"
+		"          ORDER BY runnable_at, job_id LIMIT s.n + 1) j",
+	.argtypes = {TEXTARRAYOID, INT4ARRAYOID},
+};
+static FairshareStatement fair_heads_stmt = {
+	.what = "read the heads of fair shares",
+	.sql = "SELECT s.q, s.id, " RUNNABLE_COLUMNS
+		" FROM unnest($1::text[], $2::text[], $3::int[]) AS s(q, id, n),"
+		" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q"
+		"          AND share_identifier = s.id"
+		"          ORDER BY scheduling_priority DESC, runnable_at, job_id LIMIT s.n + 1) j",
+	.argtypes = {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID},
+};
+static FairshareStatement quota_heads_stmt = {
+	.what = "read the heads of quota shares",
+	.sql = "SELECT s.q, s.id, " RUNNABLE_COLUMNS
+		" FROM unnest($1::text[], $2::text[], $3::int[]) AS s(q, id, n),"
+		" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q"
+		"          AND quota_share = s.id"
+		"          ORDER BY scheduling_priority DESC, runnable_at, job_id LIMIT s.n + 1) j",
+	.argtypes = {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID},
+};
 /* Nominated jobs are always loaded, wherever they stand in their share. */
-static KeptPlan nominated_plan = {NULL,
-	"SELECT j.job_queue, coalesce(j.share_identifier, j.quota_share), " RUNNABLE_COLUMNS
-	" FROM fairshare.jobs j WHERE j.status = 'RUNNABLE' AND j.nomination_kind IS NOT NULL", 0};
-static KeptPlan backoffs_plan = {NULL,
-	"SELECT job_id, service_environment, instance_type, until FROM fairshare.capacity_backoffs "
-	"WHERE until > $1 AND job_id = ANY ($2) ORDER BY job_id",
-	2, {TIMESTAMPTZOID, INT8ARRAYOID}};
+static FairshareStatement nominated_stmt = {
+	.what = "read the nominated jobs",
+	.sql = "SELECT j.job_queue, coalesce(j.share_identifier, j.quota_share), " RUNNABLE_COLUMNS
+		" FROM fairshare.jobs j WHERE j.status = 'RUNNABLE' AND j.nomination_kind IS NOT NULL",
+};
+static FairshareStatement backoffs_stmt = {
+	.what = "read the capacity back-offs",
+	.sql = "SELECT job_id, service_environment, instance_type, until FROM fairshare.capacity_backoffs "
+		"WHERE until > $1 AND job_id = ANY ($2) ORDER BY job_id",
+	.argtypes = {TIMESTAMPTZOID, INT8ARRAYOID},
+};
 /*
  * Checkpoints, for the work a preemption would lose: whether the request
  * has a CheckpointConfig, and for such a job that trains (RUNNING: SageMaker
@@ -157,37 +181,17 @@ static KeptPlan backoffs_plan = {NULL,
  * index probe per such job; it resumes from its checkpoint in every attempt,
  * so only the last start counts).
  */
-static KeptPlan running_plan = {NULL,
-	"SELECT job_id, job_name, job_queue, coalesce(share_identifier, quota_share), service_environment, "
-	"instance_type, instance_count, scheduling_priority, coalesce(started_at, scheduled_at), "
-	"stop_requested_at IS NOT NULL, CASE WHEN stop_kind = 'PREEMPT' THEN preempted_for END, "
+static FairshareStatement running_stmt = {
+	.what = "read the jobs that hold capacity",
+	.sql = "SELECT job_id, job_name, job_queue, coalesce(share_identifier, quota_share), service_environment, "
+		"instance_type, instance_count, scheduling_priority, coalesce(started_at, scheduled_at), "
+		"stop_requested_at IS NOT NULL, CASE WHEN stop_kind = 'PREEMPT' THEN preempted_for END, "
 	TIME_LIMIT("") ", "
-	"jsonb_typeof(request -> 'CheckpointConfig') = 'object', "
-	"CASE WHEN status = 'RUNNING' AND jsonb_typeof(request -> 'CheckpointConfig') = 'object' THEN"
-	" (SELECT max(e.at) FROM fairshare.job_events e WHERE e.job_id = jobs.job_id AND e.new_status = 'RUNNING') END"
-	" FROM fairshare.jobs WHERE status IN " FS_PLACED_STATUSES_SQL " ORDER BY job_id", 0};
-
-static void
-run_plan(KeptPlan *kp, Datum *values)
-{
-	int			ret;
-
-	if (kp->plan == NULL)
-	{
-		SPIPlanPtr	plan = SPI_prepare(kp->sql, kp->nargs, kp->argtypes);
-
-		if (plan == NULL)
-			elog(ERROR, "SPI_prepare failed for a fairshare pass query: %s",
-				 SPI_result_code_string(SPI_result));
-		if (SPI_keepplan(plan) != 0)
-			elog(ERROR, "SPI_keepplan failed");
-		kp->plan = plan;
-	}
-	/* not read-only: a pass must see what _prepare_pass just changed */
-	ret = SPI_execute_plan(kp->plan, values, NULL, false, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "a fairshare pass query failed: %s", SPI_result_code_string(ret));
-}
+		"jsonb_typeof(request -> 'CheckpointConfig') = 'object', "
+		"CASE WHEN status = 'RUNNING' AND jsonb_typeof(request -> 'CheckpointConfig') = 'object' THEN"
+		" (SELECT max(e.at) FROM fairshare.job_events e WHERE e.job_id = jobs.job_id AND e.new_status = 'RUNNING') END"
+		" FROM fairshare.jobs WHERE status IN " FS_PLACED_STATUSES_SQL " ORDER BY job_id",
+};
 
 /* Column accessors over SPI_tuptable. */
 static char *
@@ -326,7 +330,7 @@ load_environments(PassWorld *w)
 	FsLimit    *limits;
 	int			n;
 
-	run_plan(&environments_plan, NULL);
+	fairshare_run_statement(&environments_stmt, NULL, NULL);
 	n = (int) SPI_processed;
 	envs = alloc_array(w, n, sizeof(FsEnvironment));
 	for (int i = 0; i < n; i++)
@@ -337,7 +341,7 @@ load_environments(PassWorld *w)
 	w->input.environments = envs;
 	w->input.n_environments = n;
 
-	run_plan(&limits_plan, NULL);
+	fairshare_run_statement(&limits_stmt, NULL, NULL);
 	limits = alloc_array(w, SPI_processed, sizeof(FsLimit));
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
@@ -364,7 +368,7 @@ load_queues(PassWorld *w)
 	int			n;
 	int		   *env_lists;
 
-	run_plan(&queues_plan, NULL);
+	fairshare_run_statement(&queues_stmt, NULL, NULL);
 	n = (int) SPI_processed;
 	queues = alloc_array(w, n, sizeof(FsQueue));
 	policies = alloc_array(w, n, sizeof(char *));
@@ -384,7 +388,7 @@ load_queues(PassWorld *w)
 	w->input.queues = queues;
 	w->input.n_queues = n;
 
-	run_plan(&queue_environments_plan, NULL);
+	fairshare_run_statement(&queue_environments_stmt, NULL, NULL);
 	env_lists = alloc_array(w, SPI_processed, sizeof(int));
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
@@ -471,7 +475,7 @@ load_shares(PassWorld *w, char **policies)
 			add_share(w, &list, q, NULL);
 
 	/* Quota shares and their limits. */
-	run_plan(&quota_shares_plan, NULL);
+	fairshare_run_statement(&quota_shares_stmt, NULL, NULL);
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
 		int			q = fairshare_world_queue(w, col_text(r, 1, NULL));
@@ -498,7 +502,7 @@ load_shares(PassWorld *w, char **policies)
 		char	  **entry_policy = NULL;
 		int			n_entries;
 
-		run_plan(&fair_shares_plan, &arg);
+		fairshare_run_statement(&fair_shares_stmt, &arg, NULL);
 		for (uint64 r = 0; r < SPI_processed; r++)
 		{
 			int			q = fairshare_world_queue(w, col_text(r, 1, NULL));
@@ -507,7 +511,7 @@ load_shares(PassWorld *w, char **policies)
 				add_share(w, &list, q, col_text(r, 2, NULL));
 		}
 
-		run_plan(&weights_plan, NULL);
+		fairshare_run_statement(&weights_stmt, NULL, NULL);
 		n_entries = (int) SPI_processed;
 		entries = alloc_array(w, n_entries, sizeof(FsWeightEntry));
 		entry_policy = alloc_array(w, n_entries, sizeof(char *));
@@ -537,7 +541,7 @@ load_shares(PassWorld *w, char **policies)
 				fs_share_weight(&entries[first], count, list.shares[s].name);
 		}
 
-		run_plan(&usage_plan, NULL);
+		fairshare_run_statement(&usage_stmt, NULL, NULL);
 		for (uint64 r = 0; r < SPI_processed; r++)
 		{
 			int			s = share_index(w, col_text(r, 1, NULL), col_text(r, 2, NULL));
@@ -550,7 +554,7 @@ load_shares(PassWorld *w, char **policies)
 	}
 
 	/* Quota share limits, now that every quota share has its index. */
-	run_plan(&quota_limits_plan, NULL);
+	fairshare_run_statement(&quota_limits_stmt, NULL, NULL);
 	{
 		FsLimit    *limits = alloc_array(w, SPI_processed, sizeof(FsLimit));
 		int		   *count = palloc0(sizeof(int) * Max(list.n, 1));
@@ -729,7 +733,7 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 	Datum	   *names[3];
 	Datum	   *counts[3];
 	int			n[3] = {0, 0, 0};
-	KeptPlan   *plans[3] = {&fifo_heads_plan, &fair_heads_plan, &quota_heads_plan};
+	FairshareStatement *statements[3] = {&fifo_heads_stmt, &fair_heads_stmt, &quota_heads_stmt};
 	int			kept;
 
 	for (int k = 0; k < 3; k++)
@@ -765,11 +769,11 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 			args[1] = fairshare_text_array(names[k], n[k]);
 			args[2] = fairshare_int4_array(counts[k], n[k]);
 		}
-		run_plan(plans[k], args);
+		fairshare_run_statement(statements[k], args, NULL);
 		collect_runnable(w, &list);
 	}
 	/* Nominated jobs, wherever they stand; then drop duplicates. */
-	run_plan(&nominated_plan, NULL);
+	fairshare_run_statement(&nominated_stmt, NULL, NULL);
 	collect_runnable(w, &list);
 	if (list.n > 1)
 	{
@@ -813,7 +817,7 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 			ids[i] = Int64GetDatum(list.jobs[i].job.job_id);
 		args[0] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
 		args[1] = PointerGetDatum(construct_array(ids, list.n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-		run_plan(&backoffs_plan, args);
+		fairshare_run_statement(&backoffs_stmt, args, NULL);
 		nb = SPI_processed;
 		backoffs = alloc_array(w, nb, sizeof(FsBackoff));
 		job_of = palloc(sizeof(int64) * Max(nb, 1));
@@ -872,7 +876,7 @@ load_running(PassWorld *w)
 	int			n;
 	int			first_info = w->n_jobs;
 
-	run_plan(&running_plan, NULL);
+	fairshare_run_statement(&running_stmt, NULL, NULL);
 	n = (int) SPI_processed;
 	running = alloc_array(w, n, sizeof(FsRunningJob));
 	w->jobs = repalloc_huge(w->jobs, sizeof(PassJobInfo) * Max(w->n_jobs + n, 1));

@@ -29,6 +29,7 @@
 
 #include "datums.h"
 #include "progress.h"
+#include "statement.h"
 #include "sql_api/pass_input.h"
 #include "sql_api/schedule.h"
 #include "tables/catalog_version.h"
@@ -50,30 +51,19 @@ PG_FUNCTION_INFO_V1(fairshare_schedule);
 #define PASS_LOCK_KEY1	26227	/* "fs" */
 #define PASS_LOCK_KEY2	1
 
-static SPIPlanPtr
-keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
-{
-	if (*slot == NULL)
-	{
-		SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
-
-		if (plan == NULL || SPI_keepplan(plan) != 0)
-			elog(ERROR, "could not prepare \"%s\": %s", sql, SPI_result_code_string(SPI_result));
-		*slot = plan;
-	}
-	return *slot;
-}
-
-static void
-exec_kept(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes,
-		  Datum *values, const char *nulls)
-{
-	SPIPlanPtr	plan = keep_plan(slot, sql, nargs, argtypes);
-	int			ret = SPI_execute_plan(plan, values, nulls, false, 0);
-
-	if (ret < 0)
-		elog(ERROR, "\"%s\" failed: %s", sql, SPI_result_code_string(ret));
-}
+static FairshareStatement lock_pass_stmt = {
+	.what = "take the pass lock",
+	.sql = "SELECT pg_advisory_xact_lock(" CppAsString2(PASS_LOCK_KEY1) ", " CppAsString2(PASS_LOCK_KEY2) ")",
+};
+static FairshareStatement try_lock_pass_stmt = {
+	.what = "try the pass lock",
+	.sql = "SELECT pg_try_advisory_xact_lock(" CppAsString2(PASS_LOCK_KEY1) ", " CppAsString2(PASS_LOCK_KEY2) ")",
+};
+static FairshareStatement prepare_pass_stmt = {
+	.what = "move new jobs into their queues",
+	.sql = "SELECT fairshare._prepare_pass($1)",
+	.argtypes = {INT4OID},
+};
 
 /*
  * Take the pass lock and move new jobs into their queues (at most
@@ -84,19 +74,13 @@ exec_kept(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes,
 static bool
 pass_begin(const FairsharePassOptions *options, bool *lock_missed)
 {
-	static SPIPlanPtr lock_plan = NULL;
-	static SPIPlanPtr try_lock_plan = NULL;
-	static SPIPlanPtr prepare_plan = NULL;
-	Oid			types[1] = {INT4OID};
 	Datum		values[1] = {Int32GetDatum(options->placement_limit)};
 	bool		isnull;
 
 	*lock_missed = false;
 	if (options->lock_nowait)
 	{
-		exec_kept(&try_lock_plan, "SELECT pg_try_advisory_xact_lock(" CppAsString2(PASS_LOCK_KEY1) ", "
-				  CppAsString2(PASS_LOCK_KEY2) ")", 0, NULL, NULL, NULL);
-		if (SPI_processed != 1 ||
+		if (fairshare_run_statement(&try_lock_pass_stmt, NULL, NULL) != 1 ||
 			!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
 		{
 			*lock_missed = true;
@@ -104,97 +88,23 @@ pass_begin(const FairsharePassOptions *options, bool *lock_missed)
 		}
 	}
 	else
-		exec_kept(&lock_plan, "SELECT pg_advisory_xact_lock(" CppAsString2(PASS_LOCK_KEY1) ", "
-				  CppAsString2(PASS_LOCK_KEY2) ")", 0, NULL, NULL, NULL);
-	exec_kept(&prepare_plan, "SELECT fairshare._prepare_pass($1)", 1, types, values,
-			  options->placement_limit > 0 ? NULL : "n");
-	if (SPI_processed != 1)
+		fairshare_run_statement(&lock_pass_stmt, NULL, NULL);
+	if (fairshare_run_statement(&prepare_pass_stmt, values, options->placement_limit > 0 ? NULL : "n") != 1)
 		elog(ERROR, "fairshare._prepare_pass() returned %llu rows", (unsigned long long) SPI_processed);
 	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
 /*
- * Which limit of a quota share applies to a type, and how much of it the
- * share holds: its limit for the type if it has one, else its NUM_INSTANCES
- * limit, else none (then everything it holds is borrowed).
- */
-static int64
-share_limit(const FsShare *s, int type, int *unit)
-{
-	int64		total = -1;
-
-	for (int i = 0; i < s->n_limits; i++)
-	{
-		if (s->limits[i].unit == type)
-		{
-			*unit = type;
-			return s->limits[i].max_capacity;
-		}
-		if (s->limits[i].unit == FS_UNIT_NUM_INSTANCES)
-			total = s->limits[i].max_capacity;
-	}
-	*unit = FS_UNIT_NUM_INSTANCES;
-	return total < 0 ? 0 : total;
-}
-
-static int64
-share_holds(const PassWorld *w, int share, int unit, const int64 *placed_extra)
-{
-	int64		held = 0;
-
-	for (int i = 0; i < w->input.n_running; i++)
-	{
-		const FsRunningJob *r = &w->input.running[i];
-
-		if (r->share == share && (unit == FS_UNIT_NUM_INSTANCES || r->instance_type == unit))
-			held += r->instance_count;
-	}
-	return held + (placed_extra ? placed_extra[share] : 0);
-}
-
-/*
- * Why a job was placed, for schedule()'s reason column and the demo: a
- * quota share says whether it runs within its guarantee or borrows, a fair
- * share its usage and weight.
- */
-static char *
-policy_reason(const PassWorld *w, const FsDecision *d, int64 *placed_per_share)
-{
-	const char *env = w->input.environments[d->environment].name;
-	const char *type = w->input.instance_type_names[d->instance_type];
-	const FsShare *s = d->share >= 0 ? &w->input.shares[d->share] : NULL;
-	const FsQueue *q = s ? &w->input.queues[s->queue] : NULL;
-
-	if (q && q->policy == FS_POLICY_QUOTA_SHARE)
-	{
-		int			unit;
-		int64		limit = share_limit(s, d->instance_type, &unit);
-		int64		held = share_holds(w, d->share, unit, placed_per_share);
-		int64		after = held + d->instance_count;
-
-		placed_per_share[d->share] += d->instance_count;
-		if (after > limit)
-			return psprintf("%s borrows %lld idle instances beyond its guarantee of %lld "
-							"(holds %lld of %s on %s)",
-							s->name, (long long) Min(after - limit, d->instance_count),
-							(long long) limit, (long long) after, type, env);
-		return psprintf("within %s's guarantee: holds %lld of its %lld on %s",
-						s->name, (long long) after, (long long) limit, env);
-	}
-	if (q && q->policy == FS_POLICY_FAIR_SHARE)
-		return psprintf("fair share %s (weight %.4g, usage %.1f) is furthest below its share; on %s, %s",
-						s->name, s->weight, s->usage, env, type);
-	return psprintf("next in FIFO order; on %s, %s", env, type);
-}
-
-/*
- * ... and, when it back-fills room held for a starving job, says so: that
- * job waits for this one no longer than its own hold promised.
+ * Why a job was placed, for schedule()'s reason column and its
+ * status_reason: the core's sentence (src/scheduler/explain.c), and, when
+ * it back-fills room held for a starving job, that it does: that job waits
+ * for this one no longer than its own hold promised (a time, which only
+ * PostgreSQL formats).
  */
 char *
-fairshare_placement_reason(const PassWorld *w, const FsDecision *d, int64 *placed_per_share)
+fairshare_placement_reason(const PassWorld *w, const FsDecision *d)
 {
-	char	   *reason = policy_reason(w, d, placed_per_share);
+	char	   *reason = fairshare_decision_text(w, d);
 
 	if (d->backfill_for_job_id == 0)
 		return reason;
@@ -234,43 +144,45 @@ batch_init(DecisionBatch *batch, int capacity)
  * from idle capacity can place a thousand jobs, and per-row statements
  * would cost more than the decisions.
  */
+static FairshareStatement place_stmt = {
+	.what = "write placements",
+	.sql = "UPDATE fairshare.jobs j SET status = 'SCHEDULED', service_environment = d.env, "
+		"instance_type = d.type, status_reason = d.reason "
+		"FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS d(id, env, type, reason) "
+		"WHERE j.job_id = d.id AND j.status = 'RUNNABLE'",
+	.argtypes = {INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID},
+};
+static FairshareStatement preempt_stmt = {
+	.what = "write preemptions",
+	.sql = "UPDATE fairshare.jobs j SET stop_kind = 'PREEMPT', stop_reason = d.reason, "
+		"stop_requested_at = now(), preempted_for = d.for_job "
+		"FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS d(id, reason, for_job) "
+		"WHERE j.job_id = d.id AND j.status IN " FS_PLACED_STATUSES_SQL " "
+		"AND j.stop_kind IS NULL",
+	.argtypes = {INT8ARRAYOID, TEXTARRAYOID, INT8ARRAYOID},
+};
+
 static void
 write_placements(DecisionBatch *places, DecisionBatch *preempts)
 {
-	static SPIPlanPtr place_plan = NULL;
-	static SPIPlanPtr preempt_plan = NULL;
-
 	if (places->n > 0)
 	{
-		Oid			t[4] = {INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID};
 		Datum		v[4];
 
 		v[0] = fairshare_int8_array(places->ids, places->n);
 		v[1] = fairshare_text_array(places->a, places->n);
 		v[2] = fairshare_text_array(places->b, places->n);
 		v[3] = fairshare_text_array(places->c, places->n);
-		exec_kept(&place_plan,
-				  "UPDATE fairshare.jobs j SET status = 'SCHEDULED', service_environment = d.env, "
-				  "instance_type = d.type, status_reason = d.reason "
-				  "FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS d(id, env, type, reason) "
-				  "WHERE j.job_id = d.id AND j.status = 'RUNNABLE'",
-				  4, t, v, NULL);
+		fairshare_run_statement(&place_stmt, v, NULL);
 	}
 	if (preempts->n > 0)
 	{
-		Oid			t[3] = {INT8ARRAYOID, TEXTARRAYOID, INT8ARRAYOID};
 		Datum		v[3];
 
 		v[0] = fairshare_int8_array(preempts->ids, preempts->n);
 		v[1] = fairshare_text_array(preempts->a, preempts->n);
 		v[2] = fairshare_int8_array(preempts->b, preempts->n);
-		exec_kept(&preempt_plan,
-				  "UPDATE fairshare.jobs j SET stop_kind = 'PREEMPT', stop_reason = d.reason, "
-				  "stop_requested_at = now(), preempted_for = d.for_job "
-				  "FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS d(id, reason, for_job) "
-				  "WHERE j.job_id = d.id AND j.status IN " FS_PLACED_STATUSES_SQL " "
-				  "AND j.stop_kind IS NULL",
-				  3, t, v, NULL);
+		fairshare_run_statement(&preempt_stmt, v, NULL);
 	}
 }
 
@@ -335,6 +247,27 @@ decision_touches_busy(const BusyJobs *busy, const FsDecision *d)
 		 (d->kind == FS_DECISION_PREEMPT && d->for_job_id > 0 && is_busy(busy, d->for_job_id)));
 }
 
+static FairshareStatement nominate_stmt = {
+	.what = "write a nomination",
+	.sql = "UPDATE fairshare.jobs SET nomination_kind = $2, nominated_environment = $3, "
+		"nominated_instance_type = $4, nominated_at = $5, status_reason = $6 "
+		"WHERE job_id = $1 AND status = 'RUNNABLE'",
+	.argtypes = {INT8OID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID},
+};
+static FairshareStatement drop_nomination_stmt = {
+	.what = "drop a nomination",
+	.sql = "UPDATE fairshare.jobs SET nomination_kind = NULL, nominated_environment = NULL, "
+		"nominated_instance_type = NULL, nominated_at = NULL "
+		"WHERE job_id = $1 AND status = 'RUNNABLE'",
+	.argtypes = {INT8OID},
+};
+static FairshareStatement misconfigured_stmt = {
+	.what = "write why a job is misconfigured",
+	.sql = "UPDATE fairshare.jobs SET status_reason = $2 WHERE job_id = $1 "
+		"AND status = 'RUNNABLE' AND status_reason IS DISTINCT FROM $2",
+	.argtypes = {INT8OID, TEXTOID},
+};
+
 /*
  * Emit schedule()'s row for every PLACE and PREEMPT decision and, unless
  * this is a dry run, write every decision back.
@@ -350,10 +283,6 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 				 Tuplestorestate *out, TupleDesc desc, int *place_budget)
 {
 	bool		left_out = false;
-	static SPIPlanPtr nominate_plan = NULL;
-	static SPIPlanPtr drop_plan = NULL;
-	static SPIPlanPtr misconfigured_plan = NULL;
-	int64	   *placed_per_share = palloc0(sizeof(int64) * Max(w->input.n_shares, 1));
 	DecisionBatch places;
 	DecisionBatch preempts;
 
@@ -392,7 +321,7 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 			case FS_DECISION_PLACE:
 			case FS_DECISION_PREEMPT:
 				reason = d->kind == FS_DECISION_PLACE ?
-					fairshare_placement_reason(w, d, placed_per_share) : fairshare_decision_text(w, d);
+					fairshare_placement_reason(w, d) : fairshare_decision_text(w, d);
 				{
 					Datum		row[5];
 					bool		row_nulls[5] = {false, false, false, false, false};
@@ -424,8 +353,6 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 			case FS_DECISION_NOMINATE:
 				if (!dry_run)
 				{
-					Oid			t[6] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID};
-
 					v[0] = Int64GetDatum(d->job_id);
 					v[1] = CStringGetTextDatum(d->nomination_kind == FS_NOMINATION_PREEMPTION ?
 											   "PREEMPTION" : "STARVATION");
@@ -433,37 +360,22 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 					v[3] = CStringGetTextDatum(type);
 					v[4] = TimestampTzGetDatum((TimestampTz) d->nominated_since);
 					v[5] = CStringGetTextDatum(fairshare_decision_text(w, d));
-					exec_kept(&nominate_plan,
-							  "UPDATE fairshare.jobs SET nomination_kind = $2, nominated_environment = $3, "
-							  "nominated_instance_type = $4, nominated_at = $5, status_reason = $6 "
-							  "WHERE job_id = $1 AND status = 'RUNNABLE'",
-							  6, t, v, NULL);
+					fairshare_run_statement(&nominate_stmt, v, NULL);
 				}
 				break;
 			case FS_DECISION_DROP_NOMINATION:
 				if (!dry_run)
 				{
-					Oid			t[1] = {INT8OID};
-
 					v[0] = Int64GetDatum(d->job_id);
-					exec_kept(&drop_plan,
-							  "UPDATE fairshare.jobs SET nomination_kind = NULL, nominated_environment = NULL, "
-							  "nominated_instance_type = NULL, nominated_at = NULL "
-							  "WHERE job_id = $1 AND status = 'RUNNABLE'",
-							  1, t, v, NULL);
+					fairshare_run_statement(&drop_nomination_stmt, v, NULL);
 				}
 				break;
 			case FS_DECISION_MISCONFIGURED:
 				if (!dry_run)
 				{
-					Oid			t[2] = {INT8OID, TEXTOID};
-
 					v[0] = Int64GetDatum(d->job_id);
 					v[1] = CStringGetTextDatum(fairshare_decision_text(w, d));
-					exec_kept(&misconfigured_plan,
-							  "UPDATE fairshare.jobs SET status_reason = $2 WHERE job_id = $1 "
-							  "AND status = 'RUNNABLE' AND status_reason IS DISTINCT FROM $2",
-							  2, t, v, NULL);
+					fairshare_run_statement(&misconfigured_stmt, v, NULL);
 				}
 				break;
 			case FS_DECISION_KEEP_NOMINATION:
@@ -472,7 +384,6 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 	}
 	if (!dry_run)
 		write_placements(&places, &preempts);
-	pfree(placed_per_share);
 	return left_out;
 }
 
@@ -500,14 +411,19 @@ int64_cmp(const void *a, const void *b)
  * the pass waits for nobody here, it cannot deadlock with them.
  * Returns false when something changed: the caller reads the world again.
  */
+static FairshareStatement lock_decided_stmt = {
+	.what = "lock the jobs a pass decided about",
+	.sql = "SELECT job_id, status::text, scheduling_priority, stop_kind IS NOT NULL "
+		"FROM fairshare.jobs WHERE job_id = ANY($1) ORDER BY job_id FOR NO KEY UPDATE SKIP LOCKED",
+	.argtypes = {INT8ARRAYOID},
+};
+
 static bool
 decisions_still_hold(const PassWorld *w, const FsResult *r, BusyJobs *busy)
 {
-	static SPIPlanPtr lock_plan = NULL;
 	Datum	   *ids = palloc(sizeof(Datum) * (2 * r->n_decisions + 1));
 	int			n = 0;
 	int			distinct = 0;
-	Oid			t[1] = {INT8ARRAYOID};
 	Datum		v[1];
 	bool		hold = true;
 
@@ -524,10 +440,7 @@ decisions_still_hold(const PassWorld *w, const FsResult *r, BusyJobs *busy)
 		if (i == 0 || DatumGetInt64(ids[i]) != DatumGetInt64(ids[distinct - 1]))
 			ids[distinct++] = ids[i];
 	v[0] = fairshare_int8_array(ids, distinct);
-	exec_kept(&lock_plan,
-			  "SELECT job_id, status::text, scheduling_priority, stop_kind IS NOT NULL "
-			  "FROM fairshare.jobs WHERE job_id = ANY($1) ORDER BY job_id FOR NO KEY UPDATE SKIP LOCKED",
-			  1, t, v, NULL);
+	fairshare_run_statement(&lock_decided_stmt, v, NULL);
 	if (SPI_processed != (uint64) distinct)
 	{
 		/*
@@ -585,16 +498,23 @@ decisions_still_hold(const PassWorld *w, const FsResult *r, BusyJobs *busy)
 	return hold;
 }
 
+static FairshareStatement store_usage_stmt = {
+	.what = "store the fair shares' usage",
+	.sql = "INSERT INTO fairshare.share_usage AS u (job_queue, share_identifier, usage, updated_at) "
+		"SELECT q, id, usage, $4 FROM unnest($1::text[], $2::text[], $3::float8[]) AS s(q, id, usage) "
+		"ON CONFLICT (job_queue, share_identifier) DO UPDATE "
+		"SET usage = excluded.usage, updated_at = excluded.updated_at",
+	.argtypes = {TEXTARRAYOID, TEXTARRAYOID, FLOAT8ARRAYOID, TIMESTAMPTZOID},
+};
+
 /* Store the fair shares' decayed usage, in one statement. */
 static void
 store_usage(const PassWorld *w, const FsResult *r)
 {
-	static SPIPlanPtr plan = NULL;
 	Datum	   *queues = palloc(sizeof(Datum) * Max(w->input.n_shares, 1));
 	Datum	   *ids = palloc(sizeof(Datum) * Max(w->input.n_shares, 1));
 	Datum	   *usage = palloc(sizeof(Datum) * Max(w->input.n_shares, 1));
 	int			n = 0;
-	Oid			t[4] = {TEXTARRAYOID, TEXTARRAYOID, FLOAT8ARRAYOID, TIMESTAMPTZOID};
 	Datum		v[4];
 
 	for (int s = 0; s < w->input.n_shares; s++)
@@ -608,16 +528,11 @@ store_usage(const PassWorld *w, const FsResult *r)
 	}
 	if (n == 0)
 		return;
-	v[0] = PointerGetDatum(construct_array(queues, n, TEXTOID, -1, false, TYPALIGN_INT));
-	v[1] = PointerGetDatum(construct_array(ids, n, TEXTOID, -1, false, TYPALIGN_INT));
+	v[0] = fairshare_text_array(queues, n);
+	v[1] = fairshare_text_array(ids, n);
 	v[2] = PointerGetDatum(construct_array(usage, n, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	v[3] = TimestampTzGetDatum((TimestampTz) w->input.now);
-	exec_kept(&plan,
-			  "INSERT INTO fairshare.share_usage AS u (job_queue, share_identifier, usage, updated_at) "
-			  "SELECT q, id, usage, $4 FROM unnest($1::text[], $2::text[], $3::float8[]) AS s(q, id, usage) "
-			  "ON CONFLICT (job_queue, share_identifier) DO UPDATE "
-			  "SET usage = excluded.usage, updated_at = excluded.updated_at",
-			  4, t, v, NULL);
+	fairshare_run_statement(&store_usage_stmt, v, NULL);
 }
 
 /*

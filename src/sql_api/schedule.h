@@ -62,11 +62,7 @@ typedef struct FairsharePassOutcome
 extern void fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out,
 						   TupleDesc desc, FairsharePassOutcome *outcome);
 
-/*
- * Why a job is placed, in words.  placed_per_share accumulates the
- * instances this pass placed per share (zeroed by the caller).
- */
-extern char *fairshare_placement_reason(const PassWorld *world, const FsDecision *decision,
-								 int64 *placed_per_share);
+/* Why a job is placed, in words (the core's sentence, and any back-fill). */
+extern char *fairshare_placement_reason(const PassWorld *world, const FsDecision *decision);
 
 #endif							/* FAIRSHARE_SCHEDULE_H */

@@ -24,6 +24,7 @@
 #include "sql_api/args.h"
 #include "sql_api/pass_input.h"
 #include "sql_api/schedule.h"
+#include "statement.h"
 #include "tables/catalog_version.h"
 #include "tables/lookup.h"
 
@@ -124,13 +125,16 @@ fairshare_queue_snapshot(PG_FUNCTION_ARGS)
 	/* as the owner: a viewer may not read the configuration tables */
 	saved = fairshare_become_catalog_owner();
 	{
-		Oid			t[1] = {TEXTOID};
+		static FairshareStatement queue_stmt = {
+			.what = "read the job queue",
+			.sql = "SELECT state FROM fairshare.job_queues WHERE name = $1",
+			.argtypes = {TEXTOID},
+			.read_only = true,
+			.max_rows = 1,
+		};
 		Datum		v[1] = {CStringGetTextDatum(queue_name)};
 
-		if (SPI_execute_with_args("SELECT state FROM fairshare.job_queues WHERE name = $1",
-								  1, t, v, NULL, true, 1) != SPI_OK_SELECT)
-			elog(ERROR, "could not read fairshare.job_queues");
-		if (SPI_processed == 0)
+		if (fairshare_run_statement(&queue_stmt, v, NULL) == 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("job queue \"%s\" does not exist", queue_name),
@@ -213,11 +217,17 @@ wait_kind_name(FsWaitKind kind)
  * ahead of it in its share, capacity back-offs), and a viewer reads no
  * table at all.
  */
+static FairshareStatement explain_stmt = {
+	.what = "explain the job",
+	.sql = "SELECT fairshare._explain($1)",
+	.argtypes = {INT8OID},
+	.max_rows = 1,
+};
+
 Datum
 fairshare_explain(PG_FUNCTION_ARGS)
 {
 	int64		job_id;
-	Oid			t[1] = {INT8OID};
 	Datum		v[1];
 	FairshareSavedUser saved;
 	bool		isnull;
@@ -232,8 +242,7 @@ fairshare_explain(PG_FUNCTION_ARGS)
 	if (!sees_all_jobs(GetUserId()))
 		fairshare_require_visible_job(job_id);
 	saved = fairshare_become_catalog_owner();
-	if (SPI_execute_with_args("SELECT fairshare._explain($1)", 1, t, v, NULL, false, 1) != SPI_OK_SELECT ||
-		SPI_processed != 1)
+	if (fairshare_run_statement(&explain_stmt, v, NULL) != 1)
 		elog(ERROR, "fairshare._explain failed");
 	answer = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (!isnull)

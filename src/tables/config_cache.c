@@ -25,6 +25,7 @@
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 
+#include "statement.h"
 #include "tables/lookup.h"
 #include "tables/config_cache.h"
 #include "tables/catalog_version.h"
@@ -98,19 +99,45 @@ ensure_cache(void)
 							  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 }
 
-/* Run a one-parameter query and copy column 1 of every row into cache memory. */
+/* What a queue's configuration is read with; each takes the queue's name. */
+static FairshareStatement queue_stmt = {
+	.what = "read the job queue's configuration",
+	.sql = "SELECT q.state, p.kind, q.accepts_jobs FROM fairshare.job_queues q "
+		"LEFT JOIN fairshare.scheduling_policies p ON p.name = q.scheduling_policy "
+		"WHERE q.name = $1",
+	.argtypes = {TEXTOID},
+	.read_only = true,
+	.max_rows = 1,
+};
+static FairshareStatement quota_shares_stmt = {
+	.what = "read the queue's quota shares",
+	.sql = "SELECT name FROM fairshare.quota_shares WHERE job_queue = $1",
+	.argtypes = {TEXTOID},
+	.read_only = true,
+};
+static FairshareStatement closed_quota_shares_stmt = {
+	.what = "read the queue's closed quota shares",
+	.sql = "SELECT name FROM fairshare.quota_shares WHERE job_queue = $1 AND NOT accepts_jobs",
+	.argtypes = {TEXTOID},
+	.read_only = true,
+};
+static FairshareStatement units_stmt = {
+	.what = "read the capacity units of the queue's environments",
+	.sql = "SELECT DISTINCT cl.capacity_unit FROM fairshare.queue_environments qe "
+		"JOIN fairshare.capacity_limits cl ON cl.service_environment = qe.service_environment "
+		"WHERE qe.job_queue = $1",
+	.argtypes = {TEXTOID},
+	.read_only = true,
+};
+
+/* Run a statement about a queue and copy column 1 of every row into cache memory. */
 static char **
-load_names(const char *sql, const char *queue, int *count)
+load_names(FairshareStatement *st, const char *queue, int *count)
 {
-	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1] = {CStringGetTextDatum(queue)};
 	char	  **names;
-	int			ret;
 
-	ret = SPI_execute_with_args(sql, 1, argtypes, values, NULL, true, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
-	*count = (int) SPI_processed;
+	*count = (int) fairshare_run_statement(st, values, NULL);
 	names = MemoryContextAlloc(cache_context, sizeof(char *) * Max(*count, 1));
 	for (uint64 i = 0; i < SPI_processed; i++)
 		names[i] = MemoryContextStrdup(cache_context,
@@ -125,9 +152,7 @@ load_names(const char *sql, const char *queue, int *count)
 static bool
 load_queue(const char *name, QueueConfig *config)
 {
-	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1];
-	int			ret;
 	char	   *state;
 	char	   *kind;
 	char	  **units;
@@ -139,13 +164,7 @@ load_queue(const char *name, QueueConfig *config)
 		elog(ERROR, "SPI_connect failed");
 	path_level = fairshare_pin_search_path();
 	values[0] = CStringGetTextDatum(name);
-	ret = SPI_execute_with_args("SELECT q.state, p.kind, q.accepts_jobs FROM fairshare.job_queues q "
-								"LEFT JOIN fairshare.scheduling_policies p ON p.name = q.scheduling_policy "
-								"WHERE q.name = $1",
-								1, argtypes, values, NULL, true, 1);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
-	if (SPI_processed == 0)
+	if (fairshare_run_statement(&queue_stmt, values, NULL) == 0)
 	{
 		fairshare_unpin_search_path(path_level);
 		SPI_finish();
@@ -159,15 +178,10 @@ load_queue(const char *name, QueueConfig *config)
 	config->enabled = strcmp(state, "ENABLED") == 0;
 	config->accepts_jobs = strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3), "t") == 0;
 	config->kind = fs_policy_kind_from_name(kind);
-	config->quota_shares = load_names("SELECT name FROM fairshare.quota_shares WHERE job_queue = $1",
-									 name, &config->n_quota_shares);
-	config->closed_quota_shares = load_names("SELECT name FROM fairshare.quota_shares "
-											 "WHERE job_queue = $1 AND NOT accepts_jobs",
-											 name, &config->n_closed_quota_shares);
-	units = load_names("SELECT DISTINCT cl.capacity_unit FROM fairshare.queue_environments qe "
-					   "JOIN fairshare.capacity_limits cl ON cl.service_environment = qe.service_environment "
-					   "WHERE qe.job_queue = $1",
-					   name, &n_units);
+	config->quota_shares = load_names(&quota_shares_stmt, name, &config->n_quota_shares);
+	config->closed_quota_shares = load_names(&closed_quota_shares_stmt, name,
+											 &config->n_closed_quota_shares);
+	units = load_names(&units_stmt, name, &n_units);
 	config->instance_types = MemoryContextAlloc(cache_context, sizeof(char *) * Max(n_units, 1));
 	for (int i = 0; i < n_units; i++)
 	{

@@ -20,6 +20,7 @@
 #include "storage/proc.h"
 
 #include "settings.h"
+#include "statement.h"
 #include "tables/installation.h"
 #include "tables/lookup.h"
 
@@ -27,6 +28,13 @@ PG_FUNCTION_INFO_V1(fairshare_training_job_name_sql);
 
 static char cached_id[64];
 static LocalTransactionId cached_in = InvalidLocalTransactionId;
+
+static FairshareStatement installation_id_stmt = {
+	.what = "read fairshare.installation_id()",
+	.sql = "SELECT fairshare.installation_id()::text",
+	.read_only = true,
+	.max_rows = 1,
+};
 
 const char *
 fairshare_installation_id(void)
@@ -40,8 +48,7 @@ fairshare_installation_id(void)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	saved = fairshare_become_catalog_owner();
-	if (SPI_execute("SELECT fairshare.installation_id()::text", true, 1) != SPI_OK_SELECT ||
-		SPI_processed != 1)
+	if (fairshare_run_statement(&installation_id_stmt, NULL, NULL) != 1)
 		elog(ERROR, "could not read fairshare.installation_id()");
 	id = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (isnull)

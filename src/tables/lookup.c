@@ -17,6 +17,7 @@
 #include "utils/guc.h"
 #include "utils/syscache.h"
 
+#include "statement.h"
 #include "tables/lookup.h"
 
 PG_FUNCTION_INFO_V1(fairshare_current_role_oid);
@@ -89,13 +90,17 @@ fairshare_restore_user(FairshareSavedUser saved)
 void
 fairshare_require_visible_job(int64 job_id)
 {
-	Oid			t[1] = {INT8OID};
+	/* as the caller: row-level security decides what it sees */
+	static FairshareStatement visible_stmt = {
+		.what = "look the job up",
+		.sql = "SELECT 1 FROM fairshare.jobs WHERE job_id = $1",
+		.argtypes = {INT8OID},
+		.read_only = true,
+		.max_rows = 1,
+	};
 	Datum		v[1] = {Int64GetDatum(job_id)};
 
-	if (SPI_execute_with_args("SELECT 1 FROM fairshare.jobs WHERE job_id = $1",
-							  1, t, v, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read fairshare.jobs");
-	if (SPI_processed == 0)
+	if (fairshare_run_statement(&visible_stmt, v, NULL) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
 				 errmsg("job " INT64_FORMAT " does not exist", job_id),

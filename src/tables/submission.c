@@ -28,6 +28,7 @@
 #include "utils/numeric.h"
 #include "utils/rel.h"
 
+#include "statement.h"
 #include "tables/catalog_version.h"
 #include "tables/config_cache.h"
 #include "tables/job_row.h"
@@ -536,7 +537,12 @@ check_int_range(const Submission *s, JobColumn c, int min, int max, bool null_ok
 static void
 check_job_options(const Submission *s)
 {
-	Oid			argtypes[2] = {JSONBOID, JSONBOID};
+	static FairshareStatement check_stmt = {
+		.what = "check the job's evaluate_on_exit and tags",
+		.sql = "SELECT fairshare._check_job_options($1, $2)",
+		.argtypes = {JSONBOID, JSONBOID},
+		.read_only = true,
+	};
 	Datum		values[2] = {s->values[COL_EVALUATE_ON_EXIT], s->values[COL_TAGS]};
 	char		nulls[2] = {s->isnull[COL_EVALUATE_ON_EXIT] ? 'n' : ' ',
 	s->isnull[COL_TAGS] ? 'n' : ' '};
@@ -548,9 +554,7 @@ check_job_options(const Submission *s)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	path_level = fairshare_pin_search_path();
-	if (SPI_execute_with_args("SELECT fairshare._check_job_options($1, $2)",
-							  2, argtypes, values, nulls, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "fairshare._check_job_options failed");
+	fairshare_run_statement(&check_stmt, values, nulls);
 	fairshare_unpin_search_path(path_level);
 	SPI_finish();
 }

@@ -12,6 +12,7 @@
 
 #include "datums.h"
 #include "settings.h"
+#include "statement.h"
 #include "worker/dispatch_internal.h"
 #include "worker/fence.h"
 #include "worker/xact.h"
@@ -62,7 +63,13 @@ dispatch_list_tags_request(const char *arn)
 void
 dispatch_send_creates(FairshareDispatch *d, AttemptTrack **want, int n)
 {
-	Oid			types[1] = {INT8ARRAYOID};
+	static FairshareStatement requests_stmt = {
+		.what = "read the create requests",
+		.sql = "SELECT j.job_id, j.training_job_name, fairshare.create_training_job_request(j) "
+			"FROM fairshare.jobs j WHERE j.job_id = ANY($1) AND j.status = 'SCHEDULED'",
+		.argtypes = {INT8ARRAYOID},
+		.read_only = true,
+	};
 	Datum		values[1];
 	Datum	   *ids;
 	int64	   *got_ids;
@@ -76,15 +83,10 @@ dispatch_send_creates(FairshareDispatch *d, AttemptTrack **want, int n)
 	ids = palloc(sizeof(Datum) * n);
 	for (int i = 0; i < n; i++)
 		ids[i] = Int64GetDatum(want[i]->job_id);
-	values[0] = PointerGetDatum(construct_array(ids, n, INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
-												TYPALIGN_DOUBLE));
+	values[0] = fairshare_int8_array(ids, n);
 
 	fairshare_xact_begin("fairshare dispatcher: create requests");
-	if (SPI_execute_with_args("SELECT j.job_id, j.training_job_name, fairshare.create_training_job_request(j) "
-							  "FROM fairshare.jobs j WHERE j.job_id = ANY($1) AND j.status = 'SCHEDULED'",
-							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the create requests");
-	got = SPI_processed;
+	got = fairshare_run_statement(&requests_stmt, values, NULL);
 	{
 		/* Copy out of SPI's memory: the transaction ends before we submit. */
 		MemoryContext spi = MemoryContextSwitchTo(outer);
@@ -132,8 +134,7 @@ void
 dispatch_cancel_unsent(FairshareDispatch *d, AttemptTrack *t)
 {
 	/* held by another transaction: the next turn asks again */
-	if (dispatch_write_outcome("fairshare._cancel_unsent($1, $2)", t->job_id, TEXTOID,
-					  CStringGetTextDatum(t->name)) == OUTCOME_LEFT_PLACED)
+	if (dispatch_record_cancel_unsent(t) == OUTCOME_LEFT_PLACED)
 		d->turn_needed = true;
 }
 

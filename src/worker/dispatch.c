@@ -56,6 +56,7 @@
 #include "settings.h"
 #include "progress.h"
 #include "sql_api/schedule.h"
+#include "statement.h"
 #include "tables/job_status.h"
 #include "tables/installation.h"
 #include "worker/dispatch_internal.h"
@@ -175,6 +176,17 @@ run_pass(void)
 	return outcome.left_work;
 }
 
+/* The placed attempts and what each needs, for a turn. */
+static FairshareStatement work_stmt = {
+	.what = "read the dispatcher's work",
+	.sql = "SELECT j.job_id, j.training_job_name, j.training_job_arn IS NOT NULL, "
+		"j.stop_kind IS NOT NULL AND j.stop_sent_at IS NULL, e.endpoint_url, e.region, "
+		"j.scheduled_at "
+		"FROM fairshare.jobs j JOIN fairshare.service_environments e ON e.name = j.service_environment "
+		"WHERE j.status IN " FS_PLACED_STATUSES_SQL " ORDER BY j.job_id",
+	.read_only = true,
+};
+
 long
 fairshare_dispatch_turn(FairshareDispatch *d)
 {
@@ -224,14 +236,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 	/* The placed attempts and what each needs. */
 	fairshare_xact_begin("fairshare dispatcher: work");
 	strlcpy(d->installation_id, fairshare_installation_id(), sizeof(d->installation_id));
-	if (SPI_execute("SELECT j.job_id, j.training_job_name, j.training_job_arn IS NOT NULL, "
-					"j.stop_kind IS NOT NULL AND j.stop_sent_at IS NULL, e.endpoint_url, e.region, "
-					"j.scheduled_at "
-					"FROM fairshare.jobs j JOIN fairshare.service_environments e ON e.name = j.service_environment "
-					"WHERE j.status IN " FS_PLACED_STATUSES_SQL " ORDER BY j.job_id",
-					true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the dispatcher's work");
-	n = SPI_processed;
+	n = fairshare_run_statement(&work_stmt, NULL, NULL);
 	{
 		/* Copy out of SPI's memory into the turn's (the caller's) context. */
 		MemoryContext spi = MemoryContextSwitchTo(turn);

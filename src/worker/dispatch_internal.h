@@ -114,8 +114,8 @@ extern void dispatch_handle_result_guarded(FairshareDispatch *d, const FsSmResul
 extern void dispatch_flush_outcomes_guarded(FairshareDispatch *d);
 
 /* job_writes.c */
-extern OutcomeWrite dispatch_write_outcome(const char *function_call, int64 job_id, Oid arg_type, Datum arg);
 extern OutcomeWrite dispatch_apply_status(int64 job_id, Jsonb *response);
+extern OutcomeWrite dispatch_record_cancel_unsent(const AttemptTrack *t);
 extern void dispatch_note_call_trouble(const AttemptTrack *t, const char *reason);
 extern void dispatch_flush_outcomes(FairshareDispatch *d);
 extern void dispatch_record_stop_sent(AttemptTrack *t);

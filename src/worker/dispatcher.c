@@ -40,6 +40,7 @@
 #include "utils/snapmgr.h"
 
 #include "settings.h"
+#include "statement.h"
 #include "tables/catalog_version.h"
 #include "tables/lookup.h"
 #include "worker/dispatch.h"
@@ -99,12 +100,17 @@ extension_installed(char **version)
 static bool
 take_dispatcher_lock(void)
 {
+	static FairshareStatement lock_stmt = {
+		.what = "take the dispatcher lock",
+		.sql = "SELECT pg_try_advisory_lock(" CppAsString2(DISPATCHER_LOCK_KEY1) ", "
+			CppAsString2(DISPATCHER_LOCK_KEY2) ")",
+		.max_rows = 1,
+	};
 	bool		got;
 	bool		isnull;
 
 	fairshare_xact_begin("fairshare dispatcher: taking the dispatcher lock");
-	if (SPI_execute("SELECT pg_try_advisory_lock(" CppAsString2(DISPATCHER_LOCK_KEY1) ", "
-					CppAsString2(DISPATCHER_LOCK_KEY2) ")", false, 1) != SPI_OK_SELECT)
+	if (fairshare_run_statement(&lock_stmt, NULL, NULL) != 1)
 		elog(ERROR, "could not take the dispatcher lock");
 	got = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	fairshare_xact_commit();

@@ -48,7 +48,9 @@
 #include "utils/array.h"
 
 #include "aws/sagemaker_client.h"
+#include "datums.h"
 #include "settings.h"
+#include "statement.h"
 #include "tables/installation.h"
 
 PG_FUNCTION_INFO_V1(fairshare_sweep_orphaned_training_jobs);
@@ -98,13 +100,83 @@ call(FsSmOperation op, Jsonb *request, const char *what)
 	return res->response;
 }
 
-/* Run one SPI statement with parameters; ERROR unless it returned rc. */
-static void
-spi_exec(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls, int rc)
-{
-	if (SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0) != rc)
-		elog(ERROR, "orphan sweep: could not run: %s", sql);
-}
+/* The sweep's statements, in the order it runs them. */
+static FairshareStatement oldest_job_stmt = {
+	.what = "read when the oldest job was created",
+	.sql = "SELECT extract(epoch FROM min(created_at))::float8 FROM fairshare.jobs",
+};
+
+static FairshareStatement list_request_stmt = {
+	.what = "build a ListTrainingJobs request",
+	.sql = "SELECT jsonb_strip_nulls(jsonb_build_object('NameContains', $1, 'MaxResults', 100, "
+		"'NextToken', $2, 'CreationTimeAfter', $3))",
+	.argtypes = {TEXTOID, TEXTOID, FLOAT8OID},
+};
+
+static FairshareStatement append_page_stmt = {
+	.what = "gather a page's training jobs",
+	.sql = "SELECT $1 || coalesce($2 -> 'TrainingJobSummaries', '[]'), $2 ->> 'NextToken'",
+	.argtypes = {JSONBOID, JSONBOID},
+};
+
+static FairshareStatement unknown_names_stmt = {
+	.what = "find the training jobs no job knows",
+	.sql = "SELECT s ->> 'TrainingJobName', s ->> 'TrainingJobArn' "
+		"FROM jsonb_array_elements($1) s "
+		"WHERE s ->> 'TrainingJobName' IS NOT NULL AND s ->> 'TrainingJobArn' IS NOT NULL "
+		"AND NOT EXISTS (SELECT 1 FROM fairshare.jobs j WHERE j.training_job_name = s ->> 'TrainingJobName') "
+		"AND NOT EXISTS (SELECT 1 FROM fairshare.job_attempts a WHERE a.training_job_name = s ->> 'TrainingJobName') "
+		"ORDER BY 1",
+	.argtypes = {JSONBOID},
+};
+
+static FairshareStatement tags_request_stmt = {
+	.what = "build a ListTags request",
+	.sql = "SELECT jsonb_build_object('ResourceArn', $1::text, 'MaxResults', 100)",
+	.argtypes = {TEXTOID},
+};
+
+static FairshareStatement tag_values_stmt = {
+	.what = "read a training job's tags",
+	.sql = "SELECT (SELECT t ->> 'Value' FROM jsonb_array_elements($1 -> 'Tags') t "
+		"		  WHERE t ->> 'Key' = 'fairshare:installation') = $2, "
+		"		 (SELECT t ->> 'Value' FROM jsonb_array_elements($1 -> 'Tags') t "
+		"		  WHERE t ->> 'Key' = 'fairshare:job-id')",
+	.argtypes = {JSONBOID, TEXTOID},
+};
+
+static FairshareStatement found_row_stmt = {
+	.what = "describe an orphaned training job",
+	.sql = "SELECT jsonb_build_object('name', $1::text, 'arn', s ->> 'TrainingJobArn', "
+		"'status', s ->> 'TrainingJobStatus', 'created', s -> 'CreationTime', 'job_id', $3::text) "
+		"FROM jsonb_array_elements($2) s WHERE s ->> 'TrainingJobName' = $1::text LIMIT 1",
+	.argtypes = {TEXTOID, JSONBOID, TEXTOID},
+};
+
+static FairshareStatement store_found_stmt = {
+	.what = "store what the sweep found",
+	.sql = "WITH f AS (SELECT e ->> 'name' AS name, e ->> 'arn' AS arn, e ->> 'status' AS status, "
+		"		  e ->> 'job_id' AS job_id, "
+		"		  CASE jsonb_typeof(e -> 'created') WHEN 'number' THEN to_timestamp((e ->> 'created')::float8) "
+		"			   WHEN 'string' THEN (e ->> 'created')::timestamptz END AS created "
+		"		   FROM unnest($1::jsonb[]) e), "
+		"gone AS (DELETE FROM fairshare.orphan_sweep o "
+		"		   WHERE NOT EXISTS (SELECT 1 FROM f WHERE f.name = o.training_job_name)) "
+		"INSERT INTO fairshare.orphan_sweep AS o (training_job_name, training_job_arn, training_job_status, "
+		"		  job_id_tag, creation_time, first_seen, last_seen) "
+		"SELECT name, arn, status, job_id, created, now(), now() FROM f "
+		"ON CONFLICT (training_job_name) DO UPDATE SET training_job_arn = excluded.training_job_arn, "
+		"		  training_job_status = excluded.training_job_status, last_seen = excluded.last_seen",
+	.argtypes = {JSONBARRAYOID},
+};
+
+static FairshareStatement move_ids_on_stmt = {
+	.what = "move job ids past the orphans",
+	.sql = "SELECT m, setval(s, m) FROM (SELECT pg_get_serial_sequence('fairshare.jobs', 'job_id')::regclass AS s, "
+		"		  max(job_id_tag::bigint) AS m FROM fairshare.orphan_sweep "
+		"	 WHERE job_id_tag ~ '^[0-9]{1,18}$') x "
+		" WHERE m > coalesce(pg_sequence_last_value(s), 0)",
+};
 
 /*
  * fairshare.sweep_orphaned_training_jobs() RETURNS integer: sweep now;
@@ -127,7 +199,6 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 	int			n_found = 0;
 	MemoryContext outer = CurrentMemoryContext;
 	MemoryContext loop_cxt;		/* one call's request, answer and SPI rows */
-	Oid			jsonb_type[2] = {JSONBOID, TEXTOID};
 
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -144,8 +215,7 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 									 ALLOCSET_DEFAULT_SIZES);
 
 	/* Older training jobs belong to jobs retention deleted: not orphans. */
-	spi_exec("SELECT extract(epoch FROM min(created_at))::float8 FROM fairshare.jobs", 0, NULL, NULL, NULL,
-			 SPI_OK_SELECT);
+	fairshare_run_statement(&oldest_job_stmt, NULL, NULL);
 	{
 		bool		isnull;
 		Datum		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
@@ -163,9 +233,8 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 	{
 		Jsonb	   *request;
 		Jsonb	   *page;
-		Datum		args[4];
-		char		nulls[4] = {' ', ' ', ' ', ' '};
-		Oid			types[4] = {TEXTOID, TEXTOID, FLOAT8OID, JSONBOID};
+		Datum		args[3];
+		char		nulls[3] = {' ', ' ', ' '};
 		bool		isnull;
 		Datum		v;
 
@@ -177,18 +246,13 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 		nulls[1] = next_token ? ' ' : 'n';
 		args[2] = Float8GetDatum(since);
 		nulls[2] = have_since ? ' ' : 'n';
-		args[3] = (Datum) 0;
-		nulls[3] = 'n';
-		spi_exec("SELECT jsonb_strip_nulls(jsonb_build_object('NameContains', $1, 'MaxResults', 100, "
-				 "'NextToken', $2, 'CreationTimeAfter', $3))",
-				 4, types, args, nulls, SPI_OK_SELECT);
+		fairshare_run_statement(&list_request_stmt, args, nulls);
 		request = DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 		page = call(FS_SM_LIST_TRAINING_JOBS, request, "ListTrainingJobs");
 
 		args[0] = JsonbPGetDatum(summaries);
 		args[1] = JsonbPGetDatum(page);
-		spi_exec("SELECT $1 || coalesce($2 -> 'TrainingJobSummaries', '[]'), $2 ->> 'NextToken'",
-				 2, (Oid[]) {JSONBOID, JSONBOID}, args, NULL, SPI_OK_SELECT);
+		fairshare_run_statement(&append_page_stmt, args, NULL);
 		{
 			MemoryContext spi = MemoryContextSwitchTo(outer);
 
@@ -210,13 +274,7 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 	{
 		Datum		args[1] = {JsonbPGetDatum(summaries)};
 
-		spi_exec("SELECT s ->> 'TrainingJobName', s ->> 'TrainingJobArn' "
-				 "FROM jsonb_array_elements($1) s "
-				 "WHERE s ->> 'TrainingJobName' IS NOT NULL AND s ->> 'TrainingJobArn' IS NOT NULL "
-				 "AND NOT EXISTS (SELECT 1 FROM fairshare.jobs j WHERE j.training_job_name = s ->> 'TrainingJobName') "
-				 "AND NOT EXISTS (SELECT 1 FROM fairshare.job_attempts a WHERE a.training_job_name = s ->> 'TrainingJobName') "
-				 "ORDER BY 1",
-				 1, (Oid[]) {JSONBOID}, args, NULL, SPI_OK_SELECT);
+		fairshare_run_statement(&unknown_names_stmt, args, NULL);
 	}
 	n_unknown = SPI_processed;
 	{
@@ -245,18 +303,13 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 		MemoryContextReset(loop_cxt);
 		MemoryContextSwitchTo(loop_cxt);
 		args[0] = CStringGetTextDatum(arns[i]);
-		spi_exec("SELECT jsonb_build_object('ResourceArn', $1::text, 'MaxResults', 100)",
-				 1, (Oid[]) {TEXTOID}, args, NULL, SPI_OK_SELECT);
+		fairshare_run_statement(&tags_request_stmt, args, NULL);
 		tags = call(FS_SM_LIST_TAGS,
 					DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)),
 					"ListTags");
 		args[0] = JsonbPGetDatum(tags);
 		args[1] = CStringGetTextDatum(installation);
-		spi_exec("SELECT (SELECT t ->> 'Value' FROM jsonb_array_elements($1 -> 'Tags') t "
-				 "		  WHERE t ->> 'Key' = 'fairshare:installation') = $2, "
-				 "		 (SELECT t ->> 'Value' FROM jsonb_array_elements($1 -> 'Tags') t "
-				 "		  WHERE t ->> 'Key' = 'fairshare:job-id')",
-				 2, jsonb_type, args, NULL, SPI_OK_SELECT);
+		fairshare_run_statement(&tag_values_stmt, args, NULL);
 		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 		if (!isnull && DatumGetBool(v))
 		{
@@ -268,10 +321,7 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 			row[1] = JsonbPGetDatum(summaries);
 			row[2] = job_tag;
 			rownulls[2] = isnull ? 'n' : ' ';
-			spi_exec("SELECT jsonb_build_object('name', $1::text, 'arn', s ->> 'TrainingJobArn', "
-					 "'status', s ->> 'TrainingJobStatus', 'created', s -> 'CreationTime', 'job_id', $3::text) "
-					 "FROM jsonb_array_elements($2) s WHERE s ->> 'TrainingJobName' = $1::text LIMIT 1",
-					 3, (Oid[]) {TEXTOID, JSONBOID, TEXTOID}, row, rownulls, SPI_OK_SELECT);
+			fairshare_run_statement(&found_row_stmt, row, rownulls);
 			if (SPI_processed == 1)
 			{
 				MemoryContext spi = MemoryContextSwitchTo(outer);
@@ -290,20 +340,8 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 	{
 		Datum		args[1];
 
-		args[0] = PointerGetDatum(construct_array(found, n_found, JSONBOID, -1, false, TYPALIGN_INT));
-		spi_exec("WITH f AS (SELECT e ->> 'name' AS name, e ->> 'arn' AS arn, e ->> 'status' AS status, "
-				 "		  e ->> 'job_id' AS job_id, "
-				 "		  CASE jsonb_typeof(e -> 'created') WHEN 'number' THEN to_timestamp((e ->> 'created')::float8) "
-				 "			   WHEN 'string' THEN (e ->> 'created')::timestamptz END AS created "
-				 "		   FROM unnest($1::jsonb[]) e), "
-				 "gone AS (DELETE FROM fairshare.orphan_sweep o "
-				 "		   WHERE NOT EXISTS (SELECT 1 FROM f WHERE f.name = o.training_job_name)) "
-				 "INSERT INTO fairshare.orphan_sweep AS o (training_job_name, training_job_arn, training_job_status, "
-				 "		  job_id_tag, creation_time, first_seen, last_seen) "
-				 "SELECT name, arn, status, job_id, created, now(), now() FROM f "
-				 "ON CONFLICT (training_job_name) DO UPDATE SET training_job_arn = excluded.training_job_arn, "
-				 "		  training_job_status = excluded.training_job_status, last_seen = excluded.last_seen",
-				 1, (Oid[]) {JSONBARRAYOID}, args, NULL, SPI_OK_INSERT);
+		args[0] = fairshare_jsonb_array(found, n_found);
+		fairshare_run_statement(&store_found_stmt, args, NULL);
 	}
 
 	/*
@@ -315,11 +353,7 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 	 * lost id that cannot happen (the jobs submitted between the promotion
 	 * and this sweep could; docs/ha.md says to sweep at promotion).
 	 */
-	spi_exec("SELECT m, setval(s, m) FROM (SELECT pg_get_serial_sequence('fairshare.jobs', 'job_id')::regclass AS s, "
-			 "		  max(job_id_tag::bigint) AS m FROM fairshare.orphan_sweep "
-			 "	 WHERE job_id_tag ~ '^[0-9]{1,18}$') x "
-			 " WHERE m > coalesce(pg_sequence_last_value(s), 0)",
-			 0, NULL, NULL, NULL, SPI_OK_SELECT);
+	fairshare_run_statement(&move_ids_on_stmt, NULL, NULL);
 	if (SPI_processed == 1)
 		ereport(WARNING,
 				(errcode(ERRCODE_WARNING),

@@ -11,6 +11,7 @@
 #include "pg_prelude.h"
 
 #include "settings.h"
+#include "statement.h"
 #include "tables/installation.h"
 #include "worker/dispatch_internal.h"
 #include "worker/log_throttle.h"
@@ -20,7 +21,14 @@
 Jsonb *
 dispatch_made_up_response(const char *name, const char *status, const char *failure)
 {
-	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	static FairshareStatement response_stmt = {
+		.what = "build a response",
+		.sql = "SELECT jsonb_strip_nulls(jsonb_build_object('TrainingJobName', $1, "
+			"'TrainingJobStatus', $2, 'SecondaryStatus', $2, 'FailureReason', $3))",
+		.argtypes = {TEXTOID, TEXTOID, TEXTOID},
+		.read_only = true,
+		.max_rows = 1,
+	};
 	Datum		values[3] = {CStringGetTextDatum(name), CStringGetTextDatum(status),
 	failure ? CStringGetTextDatum(failure) : (Datum) 0};
 	char		nulls[3] = {' ', ' ', failure ? ' ' : 'n'};
@@ -29,9 +37,7 @@ dispatch_made_up_response(const char *name, const char *status, const char *fail
 	MemoryContext outer = CurrentMemoryContext;
 
 	fairshare_xact_begin("fairshare dispatcher: response");
-	if (SPI_execute_with_args("SELECT jsonb_strip_nulls(jsonb_build_object('TrainingJobName', $1, "
-							  "'TrainingJobStatus', $2, 'SecondaryStatus', $2, 'FailureReason', $3))",
-							  3, types, values, nulls, true, 1) != SPI_OK_SELECT)
+	if (fairshare_run_statement(&response_stmt, values, nulls) != 1)
 		elog(ERROR, "could not build a response");
 	result = DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	{

@@ -1910,6 +1910,56 @@ test_sentences(void)
 	sim_free(&w.sim);
 }
 
+/*
+ * A quota share's PLACE reason names the limit that bound the job's
+ * guarantee: with NUM_INSTANCES 4 and a type limit of 10, a job of 6 is
+ * within the type limit but borrows 2 beyond NUM_INSTANCES, which is what
+ * the pass decided (fs_quota_room takes the smaller room).  The wrapper
+ * once named the type limit ("holds 6 of its 10") whenever there was one.
+ */
+static void
+test_place_reason_names_binding_limit(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				s,
+				a,
+				b;
+	const FsDecision *d;
+	char		text[300];
+
+	sim_init(&sim);
+	t = sim_type(&sim, "ml.p4d.24xlarge");
+	env = sim_env(&sim, "P4Env");
+	sim_env_limit(&sim, env, FS_UNIT_NUM_INSTANCES, 100);
+	q = sim_queue(&sim, "queue", 1, FS_POLICY_QUOTA_SHARE);
+	sim_queue_env(&sim, q, env);
+	s = sim_share(&sim, q, "ProdExp1");
+	sim_share_limit(&sim, s, FS_UNIT_NUM_INSTANCES, 4);
+	sim_share_limit(&sim, s, t, 10);
+	a = sim_submit(&sim, s, 3, 5, t);
+	b = sim_submit(&sim, s, 3, 0, t);
+	sim_pass(&sim);
+	d = sim_decision(&sim, FS_DECISION_PLACE, sim.jobs[a].id);
+	CHECK(d != NULL);
+	if (d)
+	{
+		fs_format_decision(&sim.input, d, text, sizeof(text));
+		CHECK_CONTAINS(text, "within ProdExp1's guarantee: holds 3 of its 4 on P4Env");
+	}
+	d = sim_decision(&sim, FS_DECISION_PLACE, sim.jobs[b].id);
+	CHECK(d != NULL);
+	if (d)
+	{
+		fs_format_decision(&sim.input, d, text, sizeof(text));
+		CHECK_CONTAINS(text, "ProdExp1 borrows 2 idle instances beyond its guarantee of 4 "
+					   "(holds 6 of ml.p4d.24xlarge on P4Env)");
+	}
+	sim_free(&sim);
+}
+
 static void
 test_queue_order_fifo_and_quota(void)
 {
@@ -2015,6 +2065,7 @@ const TestCase rule_tests[] = {
 	{"nomination_dropped_when_limit_lowered", test_nomination_dropped_when_limit_lowered},
 	{"running_job_without_share", test_running_job_without_share},
 	{"sentences", test_sentences},
+	{"place_reason_names_binding_limit", test_place_reason_names_binding_limit},
 	{"queue_order_fifo_and_quota", test_queue_order_fifo_and_quota},
 };
 const int	n_rule_tests = sizeof(rule_tests) / sizeof(rule_tests[0]);

@@ -1,0 +1,53 @@
+/*-------------------------------------------------------------------------
+ *
+ * statement.c
+ *		Statements prepared once per backend and run with parameters (see
+ *		statement.h).  fairshare's C code runs SQL only through here:
+ *		test/core/core.test fails on SPI_execute or SPI_prepare elsewhere.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_prelude.h"
+
+#include "statement.h"
+
+/* Prepare and keep the statement's plan, once per backend. */
+static SPIPlanPtr
+statement_plan(FairshareStatement *st)
+{
+	SPIPlanPtr	plan;
+	int			nargs = 0;
+
+	if (st->plan != NULL)
+		return st->plan;
+	while (nargs < FAIRSHARE_STATEMENT_MAX_ARGS && OidIsValid(st->argtypes[nargs]))
+		nargs++;
+	plan = SPI_prepare(st->sql, nargs, st->argtypes);
+	if (plan == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("fairshare could not prepare the statement to %s: %s",
+						st->what, SPI_result_code_string(SPI_result)),
+				 errdetail_internal("Statement: %s", st->sql)));
+	if (SPI_keepplan(plan) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("fairshare could not keep the statement to %s", st->what),
+				 errdetail_internal("Statement: %s", st->sql)));
+	st->plan = plan;
+	return plan;
+}
+
+uint64
+fairshare_run_statement(FairshareStatement *st, Datum *values, const char *nulls)
+{
+	int			ret = SPI_execute_plan(statement_plan(st), values, nulls,
+									   st->read_only, st->max_rows);
+
+	if (ret < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("fairshare could not %s: %s", st->what, SPI_result_code_string(ret)),
+				 errdetail_internal("Statement: %s", st->sql)));
+	return SPI_processed;
+}

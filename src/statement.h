@@ -1,0 +1,53 @@
+/*-------------------------------------------------------------------------
+ *
+ * statement.h
+ *		The one way fairshare's C code runs SQL: a statement prepared once
+ *		per backend, kept (SPI_keepplan), and executed with parameters.
+ *
+ * Declare each statement where it is used, as a static FairshareStatement
+ * with designated initializers, and run it with fairshare_run_statement()
+ * inside SPI_connect()/SPI_finish():
+ *
+ *		static FairshareStatement drop_nomination = {
+ *			.what = "drop a job's nomination",
+ *			.sql = "UPDATE fairshare.jobs SET ... WHERE job_id = $1",
+ *			.argtypes = {INT8OID},
+ *		};
+ *		...
+ *		fairshare_run_statement(&drop_nomination, values, NULL);
+ *
+ * Values only ever travel as parameters: the SQL is a constant, never
+ * built from data.  The plan is prepared at the first run in a backend and
+ * kept for its life; PostgreSQL's plan cache re-plans it when what it
+ * depends on changes (a table, a function, search_path).  Argument types
+ * are listed until the first InvalidOid, so nothing counts them by hand.
+ * An SPI failure is an error naming what the statement was for (the
+ * "what") and the statement; errors raised by the SQL itself (a
+ * constraint, a trigger) reach the caller as they are.
+ *
+ * A bottom layer: it includes nothing of fairshare's.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FAIRSHARE_STATEMENT_H
+#define FAIRSHARE_STATEMENT_H
+
+#define FAIRSHARE_STATEMENT_MAX_ARGS	8
+
+typedef struct FairshareStatement
+{
+	const char *what;			/* what it is for, as "could not <what>" */
+	const char *sql;			/* a constant: parameters $1.. carry values */
+	Oid			argtypes[FAIRSHARE_STATEMENT_MAX_ARGS]; /* until InvalidOid */
+	bool		read_only;		/* SPI's read_only: no new snapshot */
+	long		max_rows;		/* SPI's count: 0 for all rows */
+	SPIPlanPtr	plan;			/* prepared at the first run, then kept */
+} FairshareStatement;
+
+/*
+ * Run the statement with values (and nulls, SPI style: 'n' for a NULL, or
+ * NULL when none is); returns SPI_processed.  The rows are in SPI_tuptable.
+ */
+extern uint64 fairshare_run_statement(FairshareStatement *st, Datum *values, const char *nulls);
+
+#endif							/* FAIRSHARE_STATEMENT_H */
