@@ -37,7 +37,18 @@ $$;
 CREATE OR REPLACE FUNCTION fairshare._prepare_pass(max_new integer DEFAULT NULL)
 RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
-	moved bigint;
+	-- A call moves at most this many jobs in each step, whoever calls it: a
+	-- schedule() by hand after a sweep of a million submissions takes them
+	-- in over several passes of bounded work (a few seconds each), as the
+	-- dispatcher does with its smaller max_new.  max_new bounds only the
+	-- new jobs: jobs a disabled queue holds move all at once up to cap.
+	cap constant integer := 50000;
+	lim constant integer := least(coalesce(max_new, cap), cap);
+	left_work boolean := false;
+	ids bigint[];
+	queues text[];
+	shares text[];
+	n bigint;
 	dq record;
 	ds record;
 BEGIN
@@ -48,42 +59,53 @@ BEGIN
 	-- Rows another transaction holds locked (a user's open terminate_job or
 	-- update_job_priority) are skipped, never waited for: the next pass
 	-- takes them.  A pass must not stall on a session left idle in its
-	-- transaction.  Each statement locks its rows in a MATERIALIZED CTE,
-	-- read once: a locking subquery that the plan rescans would skip the
-	-- rows the statement has already updated and take others.
+	-- transaction.
+	--
+	-- Each step first locks the jobs it moves and collects their ids (read
+	-- once), then updates exactly those through the primary key
+	-- (job_id = ANY or a join with unnest).  Linear in the jobs moved
+	-- whatever the planner believes: the update used to join a locking CTE
+	-- with jobs filtered on status, and with statistics that said no job
+	-- was SUBMITTED the planner rescanned the CTE once per new job -- a
+	-- schedule() after an INSERT of 100,000 jobs had not returned after
+	-- 5 minutes (bench/update prints the intake's cost at 10k and 1M).
 	--
 	-- New jobs: RUNNABLE, or PENDING while their queue or quota share is
 	-- disabled.  (jobs_new_idx: only SUBMITTED and PENDING rows, by job_id.)
-	-- EXECUTE: a plan for the LIMIT it gets, not a generic one.
-	EXECUTE $q$
-	WITH w AS MATERIALIZED (
-		SELECT job_id, job_queue, quota_share FROM fairshare.jobs
-		 WHERE status = 'SUBMITTED' ORDER BY job_id LIMIT $1 FOR NO KEY UPDATE SKIP LOCKED)
-	UPDATE fairshare.jobs j
-	   SET status = CASE WHEN b.blocked IS NULL THEN 'RUNNABLE' ELSE 'PENDING' END::fairshare.job_status,
-		   status_reason = b.blocked
-	  FROM (SELECT w.job_id,
-				   CASE WHEN q.state <> 'ENABLED' THEN format('job queue "%s" is DISABLED', q.name)
-						WHEN qs.state <> 'ENABLED' THEN format('quota share "%s" is DISABLED', qs.name)
-				   END AS blocked
-			  FROM w
-			  JOIN fairshare.job_queues q ON q.name = w.job_queue
-			  LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = w.job_queue AND qs.name = w.quota_share) b
-	 WHERE j.job_id = b.job_id AND j.status = 'SUBMITTED'
-	$q$ USING max_new;
-	GET DIAGNOSTICS moved = ROW_COUNT;
+	SELECT array_agg(w.job_id ORDER BY w.job_id), array_agg(w.job_queue ORDER BY w.job_id),
+		   array_agg(w.quota_share ORDER BY w.job_id)
+	  INTO ids, queues, shares
+	  FROM (SELECT j.job_id, j.job_queue, j.quota_share FROM fairshare.jobs j
+			 WHERE j.status = 'SUBMITTED' ORDER BY j.job_id LIMIT lim FOR NO KEY UPDATE SKIP LOCKED) w;
+	IF ids IS NOT NULL THEN
+		-- EXECUTE: planned for the number of jobs it gets, not generically.
+		EXECUTE $q$
+		UPDATE fairshare.jobs j
+		   SET status = CASE WHEN b.blocked IS NULL THEN 'RUNNABLE' ELSE 'PENDING' END::fairshare.job_status,
+			   status_reason = b.blocked
+		  FROM (SELECT w.job_id,
+					   CASE WHEN q.state <> 'ENABLED' THEN format('job queue "%s" is DISABLED', q.name)
+							WHEN qs.state <> 'ENABLED' THEN format('quota share "%s" is DISABLED', qs.name)
+					   END AS blocked
+				  FROM unnest($1::bigint[], $2::text[], $3::text[]) AS w(job_id, job_queue, quota_share)
+				  JOIN fairshare.job_queues q ON q.name = w.job_queue
+				  LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = w.job_queue AND qs.name = w.quota_share) b
+		 WHERE j.job_id = b.job_id
+		$q$ USING ids, queues, shares;
+		left_work := cardinality(ids) >= lim AND EXISTS (SELECT 1 FROM fairshare.jobs WHERE status = 'SUBMITTED');
+	END IF;
 
 	-- Pending jobs whose queue and quota share are enabled again.
-	WITH w AS MATERIALIZED (
-		SELECT p.job_id FROM fairshare.jobs p
-		  JOIN fairshare.job_queues q ON q.name = p.job_queue
-		  LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = p.job_queue AND qs.name = p.quota_share
-		 WHERE p.status = 'PENDING' AND q.state = 'ENABLED' AND coalesce(qs.state, 'ENABLED') = 'ENABLED'
-		   FOR NO KEY UPDATE OF p SKIP LOCKED)
-	UPDATE fairshare.jobs j
-	   SET status = 'RUNNABLE', status_reason = NULL
-	  FROM w
-	 WHERE j.job_id = w.job_id AND j.status = 'PENDING';
+	ids := ARRAY(SELECT p.job_id FROM fairshare.jobs p
+				   JOIN fairshare.job_queues q ON q.name = p.job_queue
+				   LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = p.job_queue AND qs.name = p.quota_share
+				  WHERE p.status = 'PENDING' AND q.state = 'ENABLED' AND coalesce(qs.state, 'ENABLED') = 'ENABLED'
+				  ORDER BY p.job_id LIMIT cap
+				    FOR NO KEY UPDATE OF p SKIP LOCKED);
+	IF cardinality(ids) > 0 THEN
+		UPDATE fairshare.jobs j SET status = 'RUNNABLE', status_reason = NULL WHERE j.job_id = ANY (ids);
+		left_work := left_work OR cardinality(ids) >= cap;
+	END IF;
 
 	-- Waiting jobs of a queue, then of a quota share, that was disabled
 	-- since (a job whose queue and share are both disabled names its queue,
@@ -96,24 +118,26 @@ BEGIN
 	-- the disabled side is costed on the small tables' guessed sizes, which
 	-- can pick the same scan, or JIT-compile it on every pass.
 	FOR dq IN SELECT q.name FROM fairshare.job_queues q WHERE q.state <> 'ENABLED' LOOP
-		WITH w AS MATERIALIZED (
-			SELECT r.job_id FROM fairshare.jobs r
-			 WHERE r.job_queue = dq.name AND r.status = 'RUNNABLE'
-			   FOR NO KEY UPDATE SKIP LOCKED)
-		UPDATE fairshare.jobs j
-		   SET status = 'PENDING', status_reason = format('job queue "%s" is DISABLED', dq.name)
-		  FROM w
-		 WHERE j.job_id = w.job_id AND j.status = 'RUNNABLE';
+		ids := ARRAY(SELECT r.job_id FROM fairshare.jobs r
+					  WHERE r.job_queue = dq.name AND r.status = 'RUNNABLE'
+					  LIMIT cap FOR NO KEY UPDATE SKIP LOCKED);
+		IF cardinality(ids) > 0 THEN
+			UPDATE fairshare.jobs j
+			   SET status = 'PENDING', status_reason = format('job queue "%s" is DISABLED', dq.name)
+			 WHERE j.job_id = ANY (ids);
+			left_work := left_work OR cardinality(ids) >= cap;
+		END IF;
 	END LOOP;
 	FOR ds IN SELECT qs.job_queue, qs.name FROM fairshare.quota_shares qs WHERE qs.state <> 'ENABLED' LOOP
-		WITH w AS MATERIALIZED (
-			SELECT r.job_id FROM fairshare.jobs r
-			 WHERE r.job_queue = ds.job_queue AND r.quota_share = ds.name AND r.status = 'RUNNABLE'
-			   FOR NO KEY UPDATE SKIP LOCKED)
-		UPDATE fairshare.jobs j
-		   SET status = 'PENDING', status_reason = format('quota share "%s" is DISABLED', ds.name)
-		  FROM w
-		 WHERE j.job_id = w.job_id AND j.status = 'RUNNABLE';
+		ids := ARRAY(SELECT r.job_id FROM fairshare.jobs r
+					  WHERE r.job_queue = ds.job_queue AND r.quota_share = ds.name AND r.status = 'RUNNABLE'
+					  LIMIT cap FOR NO KEY UPDATE SKIP LOCKED);
+		IF cardinality(ids) > 0 THEN
+			UPDATE fairshare.jobs j
+			   SET status = 'PENDING', status_reason = format('quota share "%s" is DISABLED', ds.name)
+			 WHERE j.job_id = ANY (ids);
+			left_work := left_work OR cardinality(ids) >= cap;
+		END IF;
 	END LOOP;
 
 	-- Attempts past their attempt_duration_seconds: ask for the stop.
@@ -141,8 +165,7 @@ BEGIN
 		PERFORM fairshare._finish_deletions();
 	END IF;
 
-	RETURN max_new IS NOT NULL AND moved >= max_new
-		AND EXISTS (SELECT 1 FROM fairshare.jobs WHERE status = 'SUBMITTED');
+	RETURN left_work;
 END
 $$;
 

@@ -288,6 +288,86 @@ AS 'MODULE_PATHNAME', 'fairshare_training_job_name_sql'
 LANGUAGE C STABLE STRICT
 SET search_path = pg_catalog, fairshare, pg_temp;
 
+-- The transitions' rows: one scan of the joined transition tables says which
+-- kinds of rows a statement must write, and only those statements run
+-- (linear in the rows an UPDATE touches at a million rows; JIT off).
+CREATE OR REPLACE FUNCTION fairshare._record_transitions()
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, fairshare, pg_temp SET jit = off AS $$
+DECLARE
+	k record;
+BEGIN
+	-- Which kinds of rows this statement must write, in one scan of the two
+	-- transition tables joined once.  Every statement below is run only for
+	-- a kind that occurred, so an UPDATE of priorities writes nothing after
+	-- this scan, a move of new jobs into their queues (schedule() taking in
+	-- a sweep) only events, and only placements and status answers touch
+	-- job_attempts.  An aggregate, not EXISTS: EXISTS over a join of the
+	-- transition tables is planned as a nested loop (it expects to stop at
+	-- the first row), which is quadratic when no row qualifies -- minutes
+	-- for an UPDATE of 50,000 jobs' priorities.  job_id never changes.
+	-- (JIT off: the transition tables have no statistics, so a large
+	-- statement's estimates pass the JIT thresholds and compiling would
+	-- cost more than the statements, which are hash joins and index look-ups.)
+	EXECUTE $q$
+	SELECT count(*) FILTER (WHERE n.status <> o.status) AS events,
+		   count(*) FILTER (WHERE o.status IN ('SCHEDULED', 'STARTING', 'RUNNING')
+							  AND n.status IN ('RUNNABLE', 'SUCCEEDED', 'FAILED')) AS ends,
+		   count(*) FILTER (WHERE o.status IN ('SCHEDULED', 'STARTING', 'RUNNING')
+							  AND n.status IN ('SCHEDULED', 'STARTING', 'RUNNING')
+							  AND (n.started_at IS DISTINCT FROM o.started_at
+								   OR n.training_job_arn IS DISTINCT FROM o.training_job_arn)) AS starts,
+		   count(*) FILTER (WHERE n.status = 'SCHEDULED' AND o.status <> 'SCHEDULED') AS placements
+	  FROM new_jobs n JOIN old_jobs o USING (job_id)$q$
+		INTO k;
+	IF k.events > 0 THEN
+		EXECUTE $q$
+		INSERT INTO fairshare.job_events (job_id, old_status, new_status, reason)
+		SELECT n.job_id, o.status, n.status, n.status_reason
+		  FROM new_jobs n JOIN old_jobs o USING (job_id)
+		 WHERE n.status <> o.status
+		 ORDER BY n.job_id$q$;
+	END IF;
+	-- Attempts that end: the outcome whoever made the transition set, or
+	-- what the new status says.
+	IF k.ends > 0 THEN
+		EXECUTE $q$
+		UPDATE fairshare.job_attempts a
+		   SET stopped_at = now(), status_reason = n.status_reason,
+			   training_job_arn = coalesce(o.training_job_arn, a.training_job_arn),
+			   outcome = coalesce(a.outcome, CASE n.status WHEN 'RUNNABLE' THEN 'REQUEUED' ELSE n.status::text END)
+		  FROM new_jobs n JOIN old_jobs o USING (job_id)
+		 WHERE a.job_id = n.job_id AND a.attempt = o.attempts
+		   AND o.status IN ('SCHEDULED', 'STARTING', 'RUNNING') AND n.status IN ('RUNNABLE', 'SUCCEEDED', 'FAILED')$q$;
+	END IF;
+	-- Attempts that start, or whose ARN we learn.
+	IF k.starts > 0 THEN
+		EXECUTE $q$
+		UPDATE fairshare.job_attempts a
+		   SET started_at = coalesce(a.started_at, n.started_at),
+			   training_job_arn = coalesce(n.training_job_arn, a.training_job_arn)
+		  FROM new_jobs n JOIN old_jobs o USING (job_id)
+		 WHERE a.job_id = n.job_id AND a.attempt = n.attempts
+		   AND o.status IN ('SCHEDULED', 'STARTING', 'RUNNING') AND n.status IN ('SCHEDULED', 'STARTING', 'RUNNING')
+		   AND (n.started_at IS DISTINCT FROM o.started_at OR n.training_job_arn IS DISTINCT FROM o.training_job_arn)$q$;
+	END IF;
+	-- Attempts that a placement begins, with the job as it was placed and
+	-- since when it waited: runnable_at, or the end of its previous attempt.
+	IF k.placements > 0 THEN
+		EXECUTE $q$
+		INSERT INTO fairshare.job_attempts
+			(job_id, attempt, training_job_name, service_environment, instance_type, instance_count,
+			 job_queue, share, scheduling_priority, queued_at)
+		SELECT n.job_id, n.attempts, n.training_job_name, n.service_environment, n.instance_type, n.instance_count,
+			   n.job_queue, coalesce(n.quota_share, n.share_identifier), n.scheduling_priority,
+			   coalesce(previous.stopped_at, n.runnable_at)
+		  FROM new_jobs n JOIN old_jobs o USING (job_id)
+		  LEFT JOIN fairshare.job_attempts previous ON previous.job_id = n.job_id AND previous.attempt = n.attempts - 1
+		 WHERE n.status = 'SCHEDULED' AND o.status <> 'SCHEDULED'$q$;
+	END IF;
+	RETURN NULL;
+END
+$$;
+
 -- TRUNCATE deletes every row without a DELETE trigger: refused the same
 -- way while any job is placed (also when it comes as a CASCADE from a
 -- table jobs refers to).

@@ -735,6 +735,8 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 	int			n[3] = {0, 0, 0};
 	FairshareStatement *statements[3] = {&fifo_heads_stmt, &fair_heads_stmt, &quota_heads_stmt};
 	int			kept;
+	/* the head of each share, cut so that the pass loads PASS_LOAD_MAX at most */
+	int			each = Min(prefix, Max(PASS_PREFIX_MIN, PASS_LOAD_MAX / Max(n_shares, 1)));
 
 	for (int k = 0; k < 3; k++)
 	{
@@ -749,7 +751,7 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 
 		limit[s] = (focus_queue && strcmp(focus_queue, q->name) == 0 &&
 					(focus_share == NULL || strcmp(focus_share, w->input.shares[s].name) == 0))
-			? Max(focus_prefix, prefix) : prefix;
+			? Max(focus_prefix, each) : each;
 		queues[k][n[k]] = CStringGetTextDatum(q->name);
 		names[k][n[k]] = CStringGetTextDatum(w->input.shares[s].name);
 		counts[k][n[k]] = Int32GetDatum(limit[s]);

@@ -43,10 +43,22 @@ typedef struct PassWorld
 } PassWorld;
 
 /*
+ * A pass loads about PASS_LOAD_MAX RUNNABLE jobs at most, however many
+ * shares there are: each share's prefix is cut to PASS_LOAD_MAX / shares,
+ * but never below PASS_PREFIX_MIN.  At 100 shares nothing changes; at
+ * 1,000 shares the dispatcher's passes, which ask for a head of 512, load
+ * 65 a share (65,000 rows, not 512,000); at 10,000 shares 8 a share.  A
+ * share that places all it was given is loaded again, deeper, by the
+ * pass's next round (schedule.c), so a burst into few shares still fills.
+ */
+#define PASS_LOAD_MAX	65536
+#define PASS_PREFIX_MIN	8
+
+/*
  * Load the world as of now.  Every share gets a prefix of `prefix' RUNNABLE
- * jobs (plus any nominated ones); the shares of `focus_queue' (if not NULL;
- * only its share `focus_share' if that is not NULL) get `focus_prefix' if
- * that is larger.  The shares of a FIFO queue are named after the queue.
+ * jobs (cut as above; plus any nominated ones); the shares of `focus_queue'
+ * (if not NULL; only its share `focus_share' if that is not NULL) get
+ * `focus_prefix' if that is larger, uncut.  The shares of a FIFO queue are named after the queue.
  * Must be called inside SPI_connect().
  */
 extern PassWorld *fairshare_load_world(int prefix, const char *focus_queue, const char *focus_share,
