@@ -19,7 +19,8 @@
  *	 sql_api/		the SQL functions of a pass: schedule(), snapshots
  *	 tables/		the job table's triggers, lookups, the config cache
  *	 scheduler/		the pure scheduling core: plain C, no PostgreSQL
- *	 settings.c, progress.c	the fairshare.* settings; the progress callback
+ *	 settings.c, progress.c, create_gate.c	the fairshare.* settings; the progress
+ *					callback; the gate of every CreateTrainingJob try
  *
  *-------------------------------------------------------------------------
  */

@@ -31,6 +31,7 @@ int			fairshare_api_rate_limit = 20;
 char	   *fairshare_job_name_prefix = NULL;
 int			fairshare_create_retry_limit = 10;
 int			fairshare_create_retry_timeout_s = 1800;
+int			fairshare_orphan_sweep_interval_s = 600;
 char	   *fairshare_region = NULL;
 char	   *fairshare_endpoint_url = NULL;
 int			fairshare_preemption_min_runtime_s = 300;
@@ -255,6 +256,12 @@ fairshare_define_settings(void)
 							"Longest an attempt keeps trying to be created after its first CreateTrainingJob.",
 							NULL,
 							&fairshare_create_retry_timeout_s, 1800, 10, 7 * 86400,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.orphan_sweep_interval",
+							"How often the dispatcher sweeps SageMaker for training jobs of this installation that no job knows; 0 turns it off.",
+							"It also sweeps when it starts on a primary or is promoted, before its first pass (docs/ha.md).",
+							&fairshare_orphan_sweep_interval_s, 600, 0, 7 * 86400,
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("fairshare.retention",

@@ -27,6 +27,7 @@ extern int	fairshare_checkpoint_interval_s;
 extern int	fairshare_retention_s;
 extern int	fairshare_create_retry_limit;
 extern int	fairshare_create_retry_timeout_s;
+extern int	fairshare_orphan_sweep_interval_s;
 extern int	fairshare_api_port;
 extern char *fairshare_api_listen_addresses;
 extern char *fairshare_api_tls_cert_file;

@@ -3,7 +3,8 @@
 -- under asynchronous replication leaves running).
 --
 --   fairshare.sweep_orphaned_training_jobs()  ListTrainingJobs + ListTags
---        (src/worker/orphans.c); schedule it with pg_cron (docs/ha.md)
+--        (src/worker/orphans.c); the dispatcher runs the same sweep on its
+--        own, at promotion and every fairshare.orphan_sweep_interval
 --   fairshare.orphan_sweep                    what the last sweep found
 --   fairshare.orphaned_training_jobs          those still unknown to any job
 -- The ORPHANED_TRAINING_JOBS alert rule (80_housekeeping.sql) reports them.
@@ -43,7 +44,8 @@ COMMENT ON FUNCTION fairshare.sweep_orphaned_training_jobs() IS
 	'List the training jobs at SageMaker whose names carry this installation''s id, keep those no job knows and '
 	'whose fairshare:installation tag is this installation''s, in fairshare.orphan_sweep, and move job ids on past '
 	'their fairshare:job-id tags; returns how many.  '
-	'Schedule it with pg_cron (docs/ha.md).';
+	'The dispatcher sweeps on its own when it starts on a primary and every fairshare.orphan_sweep_interval '
+	'(docs/ha.md); call this to sweep at once.';
 
 REVOKE ALL ON FUNCTION fairshare.sweep_orphaned_training_jobs() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare.sweep_orphaned_training_jobs() TO fairshare_admin;

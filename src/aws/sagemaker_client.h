@@ -90,7 +90,9 @@ typedef enum FsSmErrorClass
 	FS_SM_RETRYABLE_EXHAUSTED,	/* throttled, 5xx, timed out or connection
 								 * failed on every one of max_tries tries
 								 * (or on one unanswered create, see
-								 * resend_unanswered_creates) */
+								 * resend_unanswered_creates); or a create
+								 * try its gate held back, "Fenced"
+								 * (create_gate.h) */
 	FS_SM_VALIDATION,			/* ValidationException (not the not-found
 								 * kind), SerializationException, ... */
 	FS_SM_RESOURCE_IN_USE,		/* ResourceInUse: the name exists already */

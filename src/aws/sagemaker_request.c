@@ -28,6 +28,7 @@
 #include "aws/sagemaker_client.h"
 #include "aws/sagemaker_internal.h"
 #include "aws/sigv4.h"
+#include "create_gate.h"
 
 #define SM_CONTENT_TYPE		"application/x-amz-json-1.1"
 #define SM_SERVICE			"sagemaker"
@@ -177,7 +178,7 @@ add_header(SmRequest *r, const char *name, const char *value)
 
 /*
  * Sign r and start a try of it.  On return r is running, or final (the
- * signer refused the URL or region: nothing was sent).  An ERROR leaves r
+ * create gate or the signer refused it: nothing was sent).  An ERROR leaves r
  * queued; whatever curl handles it got are released on its next start, by
  * fs_sm_cancel_all or with the client.
  */
@@ -195,6 +196,12 @@ start_try(FsSmClient *c, SmRequest *r, const FsAwsCredentials *cred)
 	CURL	   *easy;
 
 	release_try(c, r);
+	/* a create goes out only if its process's gate agrees (create_gate.h) */
+	if (r->op == FS_SM_CREATE_TRAINING_JOB && !fairshare_create_may_go())
+	{
+		finish(c, r, FS_SM_RETRYABLE_EXHAUSTED, "Fenced", "not sent: the dispatcher's fence held it back");
+		return;
+	}
 	if (!fs_sigv4_format_amz_date(time(NULL), amz_date))
 		elog(ERROR, "the current time cannot be written as an X-Amz-Date");
 	h[0].name = "Content-Type";

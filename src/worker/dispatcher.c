@@ -46,6 +46,7 @@
 #include "worker/dispatch.h"
 #include "worker/dispatcher.h"
 #include "worker/log_throttle.h"
+#include "worker/orphans.h"
 #include "worker/shared_state.h"
 #include "worker/xact.h"
 
@@ -341,6 +342,7 @@ fairshare_dispatcher_main(Datum main_arg)
 				version_logged = false;
 				if (dispatch == NULL)
 					dispatch = fairshare_dispatch_create();
+				fairshare_orphan_sweep_if_due();	/* first at promotion (orphans.c) */
 				wait_ms = fairshare_dispatch_turn(dispatch);
 				pg_atomic_fetch_add_u64(&fairshare_shared->turns, 1);
 				pg_atomic_write_u64(&fairshare_shared->last_turn_end, (uint64) GetCurrentTimestamp());

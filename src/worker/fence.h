@@ -13,7 +13,10 @@
  * Returns once a WAL record written now has been confirmed by the
  * synchronous standbys (at once when none are configured); raises ERROR
  * when the wait ended without that confirmation, and exits when the
- * server is shutting down or its postmaster died meanwhile.
+ * server is shutting down or its postmaster died meanwhile.  The first call
+ * also registers the fence as the request engine's create gate
+ * (create_gate.h), so that every try of a create the engine sends later
+ * (after pacing, or a retry after a throttle or a 5xx) passes a fence too.
  */
 extern void fairshare_fence(void);
 

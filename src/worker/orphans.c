@@ -27,11 +27,18 @@
  *		so that no new job is given a lost job's id -- and with it the lost
  *		job's training job name and, its tags being ours, its training job.
  * fairshare.orphaned_training_jobs shows the rows still unknown to any job;
- * the ORPHANED_TRAINING_JOBS alert rule reports them.  It runs when
- * scheduled: a pg_cron job every ten minutes on the primary (docs/ha.md
- * shows the cron.schedule_in_database call; it is not one of the
- * housekeeping jobs every installation gets, because it needs working
- * SageMaker credentials and is only of use where a failover can lose WAL).
+ * the ORPHANED_TRAINING_JOBS alert rule reports them.
+ *
+ * When: the dispatcher sweeps on its own, on the node that can write --
+ * when it starts dispatching there (at promotion, before its first pass:
+ * the job ids must move on before a new job can take a lost one's) and
+ * then every fairshare.orphan_sweep_interval (0 turns it off).  It has
+ * the credentials that created the training jobs, and runs only where
+ * writes are possible.  A sweep that fails is logged (once a minute at
+ * most) and tried again an interval later; it never holds up the
+ * dispatcher's turns beyond its own calls, whose wait keeps the
+ * dispatcher's own calls moving (the progress callback, progress.h).
+ * fairshare.sweep_orphaned_training_jobs() sweeps at once, for an admin.
  *
  * The function is SECURITY DEFINER (the extension's owner writes the table
  * and moves the sequence); every statement names its objects in full.
@@ -44,14 +51,19 @@
 #include "pg_prelude.h"
 
 #include "access/xlog.h"
+#include "pgstat.h"
 #include "storage/latch.h"
 #include "utils/array.h"
 
 #include "aws/sagemaker_client.h"
 #include "datums.h"
+#include "progress.h"
 #include "settings.h"
 #include "statement.h"
 #include "tables/installation.h"
+#include "worker/log_throttle.h"
+#include "worker/orphans.h"
+#include "worker/xact.h"
 
 PG_FUNCTION_INFO_V1(fairshare_sweep_orphaned_training_jobs);
 
@@ -76,9 +88,11 @@ call(FsSmOperation op, Jsonb *request, const char *what)
 	PG_TRY();
 	{
 		fs_sm_submit(sweep_client, op, NULL, NULL, request, 0);
-		while (fs_sm_wait(sweep_client, -1, &res, 1) == 0)
+		/* In the dispatcher, its own calls keep moving meanwhile (progress.h). */
+		while (fs_sm_wait(sweep_client, fairshare_progress_callback ? 10 : -1, &res, 1) == 0)
 		{
-			/* the latch woke us: an interrupt, most likely */
+			/* the latch woke us (an interrupt, most likely), or it is time to pump */
+			fairshare_progress();
 			ResetLatch(MyLatch);
 			CHECK_FOR_INTERRUPTS();
 		}
@@ -179,11 +193,11 @@ static FairshareStatement move_ids_on_stmt = {
 };
 
 /*
- * fairshare.sweep_orphaned_training_jobs() RETURNS integer: sweep now;
- * returns how many orphaned training jobs were found.
+ * One sweep, in the caller's transaction on a primary; returns how many
+ * orphaned training jobs were found.
  */
-Datum
-fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
+static int
+sweep(void)
 {
 	const char *installation;
 	char	   *name_part;
@@ -199,12 +213,6 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 	int			n_found = 0;
 	MemoryContext outer = CurrentMemoryContext;
 	MemoryContext loop_cxt;		/* one call's request, answer and SPI rows */
-
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("the orphan sweep runs on the primary only"),
-				 errhint("Schedule fairshare.sweep_orphaned_training_jobs() with pg_cron; it does something on the primary only.")));
 
 	installation = fairshare_installation_id();
 	name_part = psprintf("%.*s-", FAIRSHARE_INSTALLATION_NAME_CHARS, installation);
@@ -362,5 +370,65 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 				 errdetail("A failover lost the end of the WAL; new jobs must not reuse those ids and their training job names."),
 				 errhint("See fairshare.orphaned_training_jobs.")));
 	SPI_finish();
-	PG_RETURN_INT32(n_found);
+	return n_found;
+}
+
+/*
+ * fairshare.sweep_orphaned_training_jobs() RETURNS integer: sweep now;
+ * returns how many orphaned training jobs were found.
+ */
+Datum
+fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("the orphan sweep runs on the primary only"),
+				 errhint("The dispatcher of the primary sweeps on its own (fairshare.orphan_sweep_interval).")));
+	PG_RETURN_INT32(sweep());
+}
+
+/*
+ * The dispatcher's sweep: at its first turn on a primary, then every
+ * fairshare.orphan_sweep_interval.  Outside any transaction; runs its own,
+ * and logs what fails instead of raising.
+ */
+void
+fairshare_orphan_sweep_if_due(void)
+{
+	static TimestampTz next_sweep = 0;
+	MemoryContext cxt = CurrentMemoryContext;
+	TimestampTz now;
+
+	if (fairshare_orphan_sweep_interval_s <= 0)
+		return;
+	now = GetCurrentTimestamp();
+	if (now < next_sweep)
+		return;
+	next_sweep = TimestampTzPlusMilliseconds(now, (int64) fairshare_orphan_sweep_interval_s * 1000);
+	PG_TRY();
+	{
+		int			found;
+
+		fairshare_xact_begin("fairshare dispatcher: orphan sweep");
+		found = sweep();
+		fairshare_xact_commit();
+		if (found > 0)
+			ereport(LOG,
+					(errmsg("fairshare dispatcher: the orphan sweep found %d training jobs of this installation that no job knows",
+							found),
+					 errhint("See fairshare.orphaned_training_jobs; stop them at SageMaker if they should not run.")));
+	}
+	PG_CATCH();
+	{
+		int			held;
+
+		MemoryContextSwitchTo(cxt);
+		if (fs_log_due("orphan sweep", &held))
+			EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		pgstat_report_activity(STATE_IDLE, NULL);
+	}
+	PG_END_TRY();
 }

@@ -8,13 +8,14 @@
 #     killing node K's proxy cuts K off from etcd (start_proxy K heals it);
 #   - three Patroni nodes (n1 bootstraps) with synchronous_mode as asked,
 #     use_pg_rewind, primary_start_timeout 0 and the settings fairshare
-#     needs, in the DCS;
-#   - database e2e with the extension, queue q on 24 p4d instances and
+#     needs, in the DCS; node K's AWS Batch API worker on 127.0.0.1:
+#     ${api_port[K]} (it listens on the primary only);
+#   - database e2e with the extension, queue q on 48 p4d instances and
 #     public.req(fails boolean), on the leader ($L); the replicas' dispatchers
 #     idle.
 # Helpers: nsql K SQL [db], role K, leader, new_leader OLD (-> $L),
 # wait_until SECONDS CMD..., replicas_stream K, dispatcher_idles K,
-# rejoined K, dispatching K, now, say, ok/not_ok/check.  A watchdog ends the run after
+# api_idles K, rejoined K, dispatching K, now, say, ok/not_ok/check.  A watchdog ends the run after
 # FS_HA_TIMEOUT seconds (default 300).
 set -u
 . "$FS_TOP/test/lib/cluster.sh"
@@ -35,11 +36,12 @@ say() { echo "[$(( $(date +%s) - t_start ))s] $*"; }
 
 # --- everything this test starts, by PID -----------------------------------
 declare -A patroni_pid proxy_pid
-etcd_pid=""; submit_pid=""; watchdog_pid=""
+etcd_pid=""; submit_pid=""; api_pid=""; watchdog_pid=""
 cleanup() {
 	trap - EXIT TERM
 	touch "$d/stop-submitting"
 	[ -n "$submit_pid" ] && kill "$submit_pid" 2>/dev/null
+	[ -n "$api_pid" ] && kill "$api_pid" 2>/dev/null
 	[ -n "$watchdog_pid" ] && kill "$watchdog_pid" 2>/dev/null
 	for k in 1 2 3; do
 		if [ -n "${patroni_pid[$k]:-}" ]; then
@@ -63,9 +65,9 @@ watchdog_pid=$!
 
 # --- ports, and the emulator with one address per node ----------------------
 etcd_port=$(fs_free_port); etcd_peer=$(fs_free_port)
-declare -A pg_port rest_port dcs_port addr
+declare -A pg_port rest_port dcs_port api_port addr
 for k in 1 2 3; do
-	pg_port[$k]=$(fs_free_port); rest_port[$k]=$(fs_free_port); dcs_port[$k]=$(fs_free_port)
+	pg_port[$k]=$(fs_free_port); rest_port[$k]=$(fs_free_port); dcs_port[$k]=$(fs_free_port); api_port[$k]=$(fs_free_port)
 	addr[$k]=127.0.0.$k
 done
 
@@ -160,6 +162,7 @@ postgresql:
     log_min_messages: warning
     log_line_prefix: '%m [%p] n$k '
     fairshare.endpoint_url: 'http://${addr[$k]}:$FS_EMU_PORT'
+    fairshare.api_port: ${api_port[$k]}
 watchdog:
   mode: 'off'
 EOF
@@ -228,6 +231,11 @@ rejoined() {	# rejoined K: within 90 s K replays the leader's WAL as of now (the
 	target=$(nsql "$L" "SELECT pg_current_wal_lsn()" postgres) || return 1
 	wait_until 90 caught_up "$1" "$target"
 }
+api_idles() {	# api_idles K: K is a replica whose API worker waits for promotion, its port closed
+	[ "$(nsql "$1" "SELECT pg_is_in_recovery() AND EXISTS (SELECT 1 FROM pg_stat_activity
+	   WHERE backend_type = 'fairshare api' AND state = 'idle' AND query = 'waiting for promotion')" postgres)" = t ] &&
+		! (exec 3<>"/dev/tcp/127.0.0.1/${api_port[$1]}") 2>/dev/null
+}
 dispatching() {	# dispatching K: K's dispatcher has taken a turn
 	[ "$(nsql "$1" "SELECT turns > 0 FROM fairshare.dispatcher_state()")" = t ]
 }
@@ -247,7 +255,7 @@ nsql "$L" "CREATE DATABASE e2e" postgres
 nsql "$L" "CREATE EXTENSION fairshare" || { not_ok "CREATE EXTENSION on the leader"; exit 1; }
 nsql "$L" "
 INSERT INTO fairshare.service_environments (name) VALUES ('p4');
-INSERT INTO fairshare.capacity_limits VALUES ('p4', 'ml.p4d.24xlarge', 24);
+INSERT INTO fairshare.capacity_limits VALUES ('p4', 'ml.p4d.24xlarge', 48);
 INSERT INTO fairshare.job_queues (name) VALUES ('q');
 INSERT INTO fairshare.queue_environments VALUES ('q', 'p4', 1);
 CREATE FUNCTION public.req(fails boolean) RETURNS jsonb LANGUAGE sql AS \$\$
