@@ -138,20 +138,27 @@ CREATE INDEX jobs_queue_name_idx ON fairshare.jobs (job_queue, lower(job_name) t
 ------------------------------------------------------------------------------
 
 -- Refuse members the operation does not have (a misspelt field would
--- otherwise be silently ignored).
+-- otherwise be silently ignored).  Returns true, so that a caller can
+-- check with an assignment (`checked := ...`), which PL/pgSQL evaluates as
+-- a simple expression, where a PERFORM runs a whole query.
 CREATE FUNCTION fairshare._api_job_members(request jsonb, allowed text[], what text)
-RETURNS void LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+RETURNS boolean LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	k text;
 BEGIN
 	IF request IS NULL OR jsonb_typeof(request) <> 'object' THEN
 		PERFORM fairshare._reject('22023', format('%s must be a JSON object', what));
 	END IF;
+	-- Every member known (the usual case): answered without a query.
+	IF (request - allowed) = '{}'::jsonb THEN
+		RETURN true;
+	END IF;
 	SELECT m INTO k FROM jsonb_object_keys(request) m WHERE m <> ALL (allowed) ORDER BY m LIMIT 1;
 	IF FOUND THEN
 		PERFORM fairshare._reject('22023', format('unknown member "%s" in %s', k, what),
 			format('%s takes %s.', what, array_to_string(allowed, ', ')));
 	END IF;
+	RETURN true;
 END
 $$;
 
@@ -265,8 +272,12 @@ DECLARE
 	me oid := fairshare._current_role_oid();
 	prev record;
 	new_id bigint;
+	checked boolean;
+	job_tags jsonb;
+	priority integer;
 BEGIN
-	PERFORM fairshare._api_job_members(request, ARRAY['jobName', 'jobQueue', 'retryStrategy', 'schedulingPriority',
+	-- (checks are assignments, not PERFORMs: see _api_job_members)
+	checked := fairshare._api_job_members(request, ARRAY['jobName', 'jobQueue', 'retryStrategy', 'schedulingPriority',
 		'serviceRequestPayload', 'serviceJobType', 'shareIdentifier', 'quotaShareName', 'preemptionConfiguration',
 		'timeoutConfig', 'tags', 'clientToken'], 'SubmitServiceJob');
 	job_name := fairshare._api_string(request, 'jobName', true);
@@ -291,7 +302,7 @@ BEGIN
 
 	retry := fairshare._api_json(request, 'retryStrategy', 'object');
 	IF retry IS NOT NULL THEN
-		PERFORM fairshare._api_job_members(retry, ARRAY['attempts', 'evaluateOnExit'], 'retryStrategy');
+		checked := fairshare._api_job_members(retry, ARRAY['attempts', 'evaluateOnExit'], 'retryStrategy');
 		attempts := fairshare._api_integer(retry, 'attempts', true);
 		IF attempts NOT BETWEEN 1 AND 10 THEN
 			PERFORM fairshare._reject('22023', format('retryStrategy.attempts %s is out of range', attempts),
@@ -299,7 +310,7 @@ BEGIN
 		END IF;
 		FOR rule IN SELECT * FROM jsonb_array_elements(coalesce(fairshare._api_json(retry, 'evaluateOnExit', 'array'), '[]'))
 		LOOP
-			PERFORM fairshare._api_job_members(rule, ARRAY['action', 'onStatusReason'], 'an evaluateOnExit rule');
+			checked := fairshare._api_job_members(rule, ARRAY['action', 'onStatusReason'], 'an evaluateOnExit rule');
 			action := upper(fairshare._api_string(rule, 'action', true));
 			IF action NOT IN ('RETRY', 'EXIT') THEN
 				PERFORM fairshare._reject('22023', format('evaluateOnExit action %s is not RETRY or EXIT', rule -> 'action'));
@@ -310,16 +321,16 @@ BEGIN
 	END IF;
 	preemption := fairshare._api_json(request, 'preemptionConfiguration', 'object');
 	IF preemption IS NOT NULL THEN
-		PERFORM fairshare._api_job_members(preemption, ARRAY['preemptionRetriesBeforeTermination'], 'preemptionConfiguration');
+		checked := fairshare._api_job_members(preemption, ARRAY['preemptionRetriesBeforeTermination'], 'preemptionConfiguration');
 		preemption_retries := fairshare._api_integer(preemption, 'preemptionRetriesBeforeTermination');
 	END IF;
 	timeout := fairshare._api_json(request, 'timeoutConfig', 'object');
 	IF timeout IS NOT NULL THEN
-		PERFORM fairshare._api_job_members(timeout, ARRAY['attemptDurationSeconds'], 'timeoutConfig');
+		checked := fairshare._api_job_members(timeout, ARRAY['attemptDurationSeconds'], 'timeoutConfig');
 		duration := fairshare._api_integer(timeout, 'attemptDurationSeconds');
 	END IF;
-	PERFORM fairshare._api_json(request, 'tags', 'object');
-	PERFORM fairshare._api_integer(request, 'schedulingPriority');
+	job_tags := fairshare._api_json(request, 'tags', 'object');
+	priority := fairshare._api_integer(request, 'schedulingPriority');
 
 	-- Idempotency: a retried request (same role, token and request) gets the
 	-- job its first try made; the lock orders two tries that race.
@@ -349,8 +360,8 @@ BEGIN
 								retry_attempts, evaluate_on_exit, preemption_retries, attempt_duration_seconds, tags)
 	VALUES (job_name, queue, fairshare._api_string(request, 'shareIdentifier'),
 			fairshare._api_string(request, 'quotaShareName'),
-			coalesce(fairshare._api_integer(request, 'schedulingPriority'), 0), payload,
-			coalesce(attempts, 1), rules, preemption_retries, duration, request -> 'tags')
+			coalesce(priority, 0), payload,
+			coalesce(attempts, 1), rules, preemption_retries, duration, job_tags)
 	RETURNING jobs.job_id INTO new_id;
 	INSERT INTO fairshare.api_submissions (job_id, submitter_oid, client_token, request_hash, training_job_name)
 	VALUES (new_id, me, token, hash, training_job_name);
@@ -411,8 +422,9 @@ DECLARE
 	payload_name text;
 	attempts jsonb;
 	preempted jsonb;
+	checked boolean;
 BEGIN
-	PERFORM fairshare._api_job_members(request, ARRAY['jobId'], 'DescribeServiceJob');
+	checked := fairshare._api_job_members(request, ARRAY['jobId'], 'DescribeServiceJob');
 	j := fairshare._api_job(request);
 	SELECT s.training_job_name INTO payload_name FROM fairshare.api_submissions s WHERE s.job_id = j.job_id;
 	SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
