@@ -649,6 +649,31 @@ $$;
 REVOKE ALL ON FUNCTION fairshare._api_queue_usage(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare._api_queue_usage(text) TO fairshare_admin, fairshare_submitter, fairshare_viewer;
 
+-- frontOfQuotaShares: each quota share's first RUNNABLE jobs (at most 100
+-- a share, as the model's list allows), in the order the share serves them
+-- -- priority, then the time it entered the queue, then id, the scheduler's
+-- share order, read through jobs_runnable_quota_idx one share at a time.
+-- Shares without a waiting job are left out.  Job ARNs and times only,
+-- readable by every fairshare role as fairshare.queue_snapshot() is.
+CREATE FUNCTION fairshare._api_quota_share_fronts(queue text)
+RETURNS jsonb LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT coalesce(jsonb_object_agg(s.name, f.jobs), '{}')
+	  FROM fairshare.quota_shares s
+	 CROSS JOIN LATERAL (
+			SELECT jsonb_agg(jsonb_build_object('jobArn', arn.prefix || h.job_id,
+												'earliestTimeAtPosition', fairshare._api_epoch_ms(h.runnable_at))
+							 ORDER BY h.scheduling_priority DESC, h.runnable_at, h.job_id) AS jobs
+			  FROM (SELECT j.job_id, j.scheduling_priority, j.runnable_at
+					  FROM fairshare.jobs j
+					 WHERE j.job_queue = queue AND j.quota_share = s.name AND j.status = 'RUNNABLE'
+					 ORDER BY j.scheduling_priority DESC, j.runnable_at, j.job_id
+					 LIMIT 100) h,
+				   (SELECT fairshare._api_arn('service-job', '') AS prefix) arn) f
+	 WHERE s.job_queue = queue AND f.jobs IS NOT NULL
+$$;
+REVOKE ALL ON FUNCTION fairshare._api_quota_share_fronts(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairshare._api_quota_share_fronts(text) TO fairshare_admin, fairshare_submitter, fairshare_viewer;
+
 CREATE FUNCTION fairshare._api_get_job_queue_snapshot(request jsonb)
 RETURNS jsonb LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
@@ -674,13 +699,7 @@ BEGIN
 												 'earliestTimeAtPosition', (f ->> 'at')::bigint) ORDER BY (f ->> 'pos')::integer), '[]')
 	  INTO front FROM jsonb_array_elements(snap) f;
 	IF u.kind = 'QUOTA_SHARE' THEN
-		SELECT coalesce(jsonb_object_agg(x.share, jsonb_build_array(jsonb_build_object(
-					'jobArn', fairshare._api_arn('service-job', x.job_id),
-					'earliestTimeAtPosition', x.at))), '{}')
-		  INTO front_shares
-		  FROM (SELECT DISTINCT ON (f ->> 'share') f ->> 'share' AS share, f ->> 'job_id' AS job_id, (f ->> 'at')::bigint AS at
-				  FROM jsonb_array_elements(snap) f
-				 WHERE f ->> 'share' IS NOT NULL ORDER BY f ->> 'share', (f ->> 'pos')::integer) x;
+		front_shares := fairshare._api_quota_share_fronts(queue);
 	END IF;
 
 	util := jsonb_build_object('totalCapacityUsage',
