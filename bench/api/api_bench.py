@@ -6,6 +6,10 @@
         starts (so neither is measured), as fast as answers come back, for
         SECONDS; answers are read with a minimal parser (RawConnection).
         Prints "rate <submits/s> client_cpu <share of one core per client>".
+    python3 api_bench.py reads CONFIG.json N MIDDLE_JOB_ID
+        For bench/api/reads.sh: N of each kind of ListServiceJobs and
+        GetJobQueueSnapshot request on queue "q", one at a time, each signed
+        just before it is sent; prints p50 and p99 of each in milliseconds.
     python3 api_bench.py latency CONFIG.json N
         One client, N submits then N describes of those jobs, one at a time;
         prints p50 and p99 of each in milliseconds.
@@ -164,9 +168,50 @@ def latency(cfg, n):
           % (pct(ts, 0.5), pct(ts, 0.99), pct(td, 0.5), pct(td, 0.99)))
 
 
+def reads(cfg, n, middle):
+    conn = RawConnection(cfg)
+
+    def call(op, body):
+        raw = raw_request(cfg, "/v1/" + op.lower(), *signed(cfg, "/v1/" + op.lower(), json.dumps(body)))
+        t = time.perf_counter()
+        status, answer = conn.call(raw)
+        took = time.perf_counter() - t
+        if status != 200:
+            raise SystemExit("%s %s: status %d %s" % (op, body, status, answer[:200]))
+        return took, json.loads(answer)
+
+    _, first = call("ListServiceJobs", {"jobQueue": "q", "jobStatus": "SUCCEEDED"})
+    _, mid = call("ListServiceJobs", {"jobQueue": "q", "filters": [{"name": "JOB_NAME", "values": ["job-%d" % middle]}]})
+    created = mid["jobSummaryList"][0]["createdAt"]
+    kinds = [
+        ("ListServiceJobs, no status (RUNNING)", "ListServiceJobs", {"jobQueue": "q"}),
+        ("ListServiceJobs, RUNNABLE, 100", "ListServiceJobs", {"jobQueue": "q", "jobStatus": "RUNNABLE"}),
+        ("ListServiceJobs, SUCCEEDED, 100", "ListServiceJobs", {"jobQueue": "q", "jobStatus": "SUCCEEDED"}),
+        ("ListServiceJobs, SUCCEEDED, next page", "ListServiceJobs",
+         {"jobQueue": "q", "jobStatus": "SUCCEEDED", "nextToken": first["nextToken"]}),
+        ("ListServiceJobs, JOB_NAME prefix", "ListServiceJobs",
+         {"jobQueue": "q", "filters": [{"name": "JOB_NAME", "values": ["job-%d*" % (middle // 10)]}]}),
+        ("ListServiceJobs, BEFORE_CREATED_AT", "ListServiceJobs",
+         {"jobQueue": "q", "filters": [{"name": "BEFORE_CREATED_AT", "values": [str(created)]}]}),
+        ("ListServiceJobs, QUOTA_SHARE_NAME + FAILED", "ListServiceJobs",
+         {"jobQueue": "q", "jobStatus": "FAILED", "filters": [{"name": "QUOTA_SHARE_NAME", "values": ["share-2"]}]}),
+        ("GetJobQueueSnapshot", "GetJobQueueSnapshot", {"jobQueue": "q"}),
+    ]
+    for label, op, body in kinds:
+        ts = []
+        rows = 0
+        for _ in range(n):
+            took, answer = call(op, body)
+            ts.append(took)
+            rows = len(answer.get("jobSummaryList", answer.get("frontOfQueue", {}).get("jobs", [])))
+        print("%-44s p50 %6.2f ms  p99 %6.2f ms  (%d jobs an answer)" % (label, pct(ts, 0.5), pct(ts, 0.99), rows))
+
+
 if __name__ == "__main__":
     cfg = json.load(open(sys.argv[2]))
     if sys.argv[1] == "throughput":
         throughput(cfg, int(sys.argv[3]), float(sys.argv[4]))
+    elif sys.argv[1] == "reads":
+        reads(cfg, int(sys.argv[3]), int(sys.argv[4]))
     else:
         latency(cfg, int(sys.argv[3]))

@@ -374,31 +374,45 @@ $$;
 -- DescribeServiceJob, ListServiceJobs
 ------------------------------------------------------------------------------
 
+-- The helpers a job's summary and description call for every job are
+-- PL/pgSQL, not SQL: a SQL function with a SET clause is not inlined and is
+-- parsed and planned again in every call from another function, where
+-- PL/pgSQL keeps its plans (a page of ListServiceJobs calls them 100 times).
 CREATE FUNCTION fairshare._api_resource_id(arn text)
-RETURNS jsonb LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
-	SELECT CASE WHEN arn IS NOT NULL THEN jsonb_build_object('name', 'TrainingJobArn', 'value', arn) END
+RETURNS jsonb LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	RETURN CASE WHEN arn IS NOT NULL THEN jsonb_build_object('name', 'TrainingJobArn', 'value', arn) END;
+END
 $$;
 
 -- The ARN of the job's latest training job, if SageMaker has made one.
 CREATE FUNCTION fairshare._api_latest_attempt(j fairshare.jobs)
-RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
-	SELECT CASE WHEN arn IS NOT NULL THEN jsonb_build_object('serviceResourceId', fairshare._api_resource_id(arn)) END
-	  FROM (SELECT coalesce(j.training_job_arn,
-							(SELECT a.training_job_arn FROM fairshare.job_attempts a
-							  WHERE a.job_id = j.job_id AND a.training_job_arn IS NOT NULL
-							  ORDER BY a.attempt DESC LIMIT 1)) AS arn) x
+RETURNS jsonb LANGUAGE plpgsql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	arn text := j.training_job_arn;
+BEGIN
+	IF arn IS NULL THEN
+		SELECT a.training_job_arn INTO arn FROM fairshare.job_attempts a
+		 WHERE a.job_id = j.job_id AND a.training_job_arn IS NOT NULL
+		 ORDER BY a.attempt DESC LIMIT 1;
+	END IF;
+	RETURN CASE WHEN arn IS NOT NULL THEN jsonb_build_object('serviceResourceId', fairshare._api_resource_id(arn)) END;
+END
 $$;
 
 CREATE FUNCTION fairshare._api_capacity_usage(j fairshare.jobs)
-RETURNS jsonb LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
-	SELECT jsonb_build_array(jsonb_build_object('capacityUnit', coalesce(j.instance_type, j.instance_types[1]),
-												'quantity', j.instance_count))
+RETURNS jsonb LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	RETURN jsonb_build_array(jsonb_build_object('capacityUnit', coalesce(j.instance_type, j.instance_types[1]),
+												'quantity', j.instance_count));
+END
 $$;
 
 -- The summary ListServiceJobs gives of a job.
 CREATE FUNCTION fairshare._api_job_summary(j fairshare.jobs)
-RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
-	SELECT jsonb_strip_nulls(jsonb_build_object(
+RETURNS jsonb LANGUAGE plpgsql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	RETURN jsonb_strip_nulls(jsonb_build_object(
 		'latestAttempt', fairshare._api_latest_attempt(j),
 		'capacityUsage', fairshare._api_capacity_usage(j),
 		'createdAt', fairshare._api_epoch_ms(j.created_at),
@@ -412,7 +426,8 @@ RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_te
 		'status', j.status,
 		'statusReason', j.status_reason,
 		'startedAt', fairshare._api_epoch_ms(j.started_at),
-		'stoppedAt', fairshare._api_epoch_ms(j.stopped_at)))
+		'stoppedAt', fairshare._api_epoch_ms(j.stopped_at)));
+END
 $$;
 
 CREATE FUNCTION fairshare._api_describe_service_job(request jsonb)
