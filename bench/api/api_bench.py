@@ -10,6 +10,11 @@
         For bench/api/reads.sh: N of each kind of ListServiceJobs and
         GetJobQueueSnapshot request on queue "q", one at a time, each signed
         just before it is sent; prints p50 and p99 of each in milliseconds.
+    python3 api_bench.py dispatch CONFIG.json N POLL_MS
+        For bench/api/dispatch.sh: a warm-up submit, then N submits 20-60 ms
+        apart; each answer's arrival against its CreateTrainingJob's arrival
+        at the emulator (config "emulator": its port); p50/p99 in ms and
+        p99 / poll interval.
     python3 api_bench.py latency CONFIG.json N
         One client, N submits then N describes of those jobs, one at a time;
         prints p50 and p99 of each in milliseconds.
@@ -207,10 +212,62 @@ def reads(cfg, n, middle):
         print("%-44s p50 %6.2f ms  p99 %6.2f ms  (%d jobs an answer)" % (label, pct(ts, 0.5), pct(ts, 0.99), rows))
 
 
+def dispatch(cfg, n, poll_ms):
+    import random
+    import urllib.request
+    conn = RawConnection(cfg)
+    rng = random.Random(5)
+
+    def call(op, body):
+        raw = raw_request(cfg, "/v1/" + op.lower(), *signed(cfg, "/v1/" + op.lower(), json.dumps(body)))
+        status, answer = conn.call(raw)
+        if status != 200:
+            raise SystemExit("%s: status %d %s" % (op, status, answer[:200]))
+        return json.loads(answer), time.time()
+
+    def emulator_arrivals():
+        url = "http://127.0.0.1:%d/_emulator/stats?jobs=0" % cfg["emulator"]
+        with urllib.request.urlopen(url, timeout=60) as r:
+            return json.loads(r.read())["create_arrival_times"]
+
+    def training_job_names(ids, seconds):
+        deadline = time.time() + seconds
+        names = {}
+        while time.time() < deadline:
+            for i in ids:
+                if i not in names:
+                    d, _ = call("DescribeServiceJob", {"jobId": i})
+                    arn = d.get("latestAttempt", {}).get("serviceResourceId", {}).get("value")
+                    if arn:
+                        names[i] = arn.split("training-job/", 1)[1]
+            if len(names) == len(ids):
+                return names
+            time.sleep(0.2)
+        raise SystemExit("%d of %d jobs got no training job in %d s" % (len(ids) - len(names), len(ids), seconds))
+
+    # The dispatcher's first turn plans and caches everything: not counted.
+    warm, _ = call("SubmitServiceJob", json.loads(submit_body("warm")))
+    training_job_names([warm["jobId"]], 60)
+    answered = {}
+    for i in range(n):
+        r, t = call("SubmitServiceJob", json.loads(submit_body("lat-%d" % i)))
+        answered[r["jobId"]] = t
+        time.sleep(rng.uniform(0.02, 0.06))
+    names = training_job_names(list(answered), 120)
+    arrivals = emulator_arrivals()
+    ms = [(arrivals[names[j]] - t) * 1000 for j, t in answered.items()]
+    p50, p99 = pct([m / 1000 for m in ms], 0.5), pct([m / 1000 for m in ms], 0.99)
+    print("API submit answered (after its commit) to CreateTrainingJob at the emulator, %d jobs: "
+          "p50 %.2f ms, p99 %.2f ms, max %.2f ms" % (len(ms), p50, p99, max(ms)))
+    print("p99 / poll_interval (%g s): %.4f (target < 0.1)" % (poll_ms / 1000, p99 / poll_ms))
+
+
 if __name__ == "__main__":
     cfg = json.load(open(sys.argv[2]))
     if sys.argv[1] == "throughput":
         throughput(cfg, int(sys.argv[3]), float(sys.argv[4]))
+    elif sys.argv[1] == "dispatch":
+        dispatch(cfg, int(sys.argv[3]), float(sys.argv[4]))
     elif sys.argv[1] == "reads":
         reads(cfg, int(sys.argv[3]), int(sys.argv[4]))
     else:
