@@ -332,8 +332,8 @@ fairshare_define_settings(void)
 	 * PGC_POSTMASTER: see the top of this file.
 	 */
 	DefineCustomIntVariable("fairshare.api_workers",
-							"Processes serving the AWS Batch API, all on the same port; 0 = one per CPU core, at most 4.",
-							"Read when the server starts; a reload can lower it, raising it takes a restart.",
+							"Processes serving the AWS Batch API, all on the same port; 0 = two per CPU core, at most 4.",
+							"Read when the server starts; a reload can lower it, raising it takes a restart.  Each is a background worker: max_worker_processes must leave room for them.",
 							&fairshare_api_workers, 0, 0, FS_API_MAX_WORKERS,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 

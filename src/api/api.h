@@ -34,7 +34,7 @@ extern void fairshare_register_api_server(void);
 /* Most API worker processes (fairshare.api_workers). */
 #define FS_API_MAX_WORKERS 32
 
-/* fairshare.api_workers resolved: 0 means one per CPU core, at most 4. */
+/* fairshare.api_workers resolved: 0 means two per CPU core, at most 4. */
 extern int	fairshare_api_worker_count(void);
 
 /* NULL when a fairshare.api_listen_addresses value is usable, else why not. */

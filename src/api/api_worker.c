@@ -155,9 +155,15 @@ fairshare_api_worker_count(void)
 
 	if (fairshare_api_workers > 0)
 		return Min(fairshare_api_workers, FS_API_MAX_WORKERS);
-	/* Requests are CPU work in the worker's backend: one process per core. */
+	/*
+	 * Two per core: a worker also waits (for its clients' next requests,
+	 * for commits), and on a busy machine the kernel shares CPU per process.
+	 * At most 4 by default: static background workers count against
+	 * max_worker_processes (8 by default), which the dispatcher, pg_cron
+	 * and parallel queries need too.
+	 */
 	cores = sysconf(_SC_NPROCESSORS_ONLN);
-	return (int) Max(1, Min(cores, 4));
+	return (int) Max(1, Min(cores * 2, 4));
 }
 
 void
