@@ -50,6 +50,7 @@ int			fairshare_api_max_header_size = 16 * 1024;
 int			fairshare_api_max_connections = 64;
 int			fairshare_api_idle_timeout_s = 30;
 int			fairshare_api_key_requests_per_second = 200;
+int			fairshare_api_workers = 0;
 
 /*
  * Training job names are prefix || installation || '-' || job_id || '-' ||
@@ -329,6 +330,18 @@ fairshare_define_settings(void)
 							"Requests per second one API key may make; beyond it TooManyRequestsException (429).",
 							"Bursts of up to one second's worth are allowed.",
 							&fairshare_api_key_requests_per_second, 200, 1, 1000000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+
+	/*
+	 * Background workers are registered when the server starts, so that is
+	 * when the number of processes is fixed; a reload to a lower number
+	 * idles the ones beyond it (a higher one takes a restart).  Not
+	 * PGC_POSTMASTER: see the top of this file.
+	 */
+	DefineCustomIntVariable("fairshare.api_workers",
+							"Processes serving the AWS Batch API, all on the same port; 0 = two per CPU core, at most 4.",
+							"Read when the server starts; a reload can lower it, raising it takes a restart.  Each is a background worker: max_worker_processes must leave room for them.",
+							&fairshare_api_workers, 0, 0, FS_API_MAX_WORKERS,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("fairshare");

@@ -38,6 +38,7 @@ extern int	fairshare_api_max_header_size;
 extern int	fairshare_api_max_connections;
 extern int	fairshare_api_idle_timeout_s;
 extern int	fairshare_api_key_requests_per_second;
+extern int	fairshare_api_workers;
 
 /* 63 (SageMaker) - 8 (installation) - 19 (job id) - 2 (attempt) - 2 hyphens */
 #define FAIRSHARE_JOB_NAME_PREFIX_MAX 32

@@ -31,7 +31,7 @@ api_port=$(fs_free_port)
 # stay cheap and it makes no SageMaker call.
 fs_cluster_init "$work/c" "fsync = $SYNC" "synchronous_commit = $SYNC" "shared_buffers = '512MB'" \
 	"max_wal_size = '4GB'" "fairshare.database = 'bench'" "fairshare.api_port = $api_port" \
-	"fairshare.api_key_requests_per_second = 1000000" "fairshare.poll_interval = '1h'" >/dev/null
+	"fairshare.api_key_requests_per_second = 1000000" "fairshare.poll_interval = '1h'" ${API_WORKERS:+"fairshare.api_workers = $API_WORKERS"} >/dev/null
 fs_cluster_start "$work/c"
 port=$(fs_cluster_port "$work/c")
 fs_psql "$work/c" -c "CREATE DATABASE bench" >/dev/null

@@ -132,26 +132,47 @@ SELECT pg_catalog.pg_extension_config_dump('fairshare.api_submissions'::regclass
 -- created_at and job_id for the first.
 CREATE INDEX jobs_queue_created_idx ON fairshare.jobs (job_queue, created_at, job_id);
 CREATE INDEX jobs_queue_name_idx ON fairshare.jobs (job_queue, lower(job_name) text_pattern_ops);
+-- ... but the API's keys are not superusers, so row-level security applies,
+-- and the enum's equality (enum_eq) is not leakproof: PostgreSQL will not
+-- use "status = X" as an index condition under row-level security, and
+-- jobs_queue_status_idx then reads a queue's whole history to find its
+-- RUNNING jobs.  A partial index is chosen by proof from its predicate,
+-- which needs no leakproof operator: one for the finished history, one for
+-- the waiting jobs, one for the few submitted, pending and placed ones.
+-- Each job is in exactly one of them.
+CREATE INDEX jobs_queue_finished_created_idx ON fairshare.jobs (job_queue, created_at, job_id)
+	WHERE status IN ('SUCCEEDED', 'FAILED');
+CREATE INDEX jobs_queue_runnable_created_idx ON fairshare.jobs (job_queue, created_at, job_id)
+	WHERE status = 'RUNNABLE';
+CREATE INDEX jobs_queue_active_created_idx ON fairshare.jobs (job_queue, created_at, job_id)
+	WHERE status NOT IN ('SUCCEEDED', 'FAILED', 'RUNNABLE');
 
 ------------------------------------------------------------------------------
 -- Reading requests
 ------------------------------------------------------------------------------
 
 -- Refuse members the operation does not have (a misspelt field would
--- otherwise be silently ignored).
+-- otherwise be silently ignored).  Returns true, so that a caller can
+-- check with an assignment (`checked := ...`), which PL/pgSQL evaluates as
+-- a simple expression, where a PERFORM runs a whole query.
 CREATE FUNCTION fairshare._api_job_members(request jsonb, allowed text[], what text)
-RETURNS void LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+RETURNS boolean LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	k text;
 BEGIN
 	IF request IS NULL OR jsonb_typeof(request) <> 'object' THEN
 		PERFORM fairshare._reject('22023', format('%s must be a JSON object', what));
 	END IF;
+	-- Every member known (the usual case): answered without a query.
+	IF (request - allowed) = '{}'::jsonb THEN
+		RETURN true;
+	END IF;
 	SELECT m INTO k FROM jsonb_object_keys(request) m WHERE m <> ALL (allowed) ORDER BY m LIMIT 1;
 	IF FOUND THEN
 		PERFORM fairshare._reject('22023', format('unknown member "%s" in %s', k, what),
 			format('%s takes %s.', what, array_to_string(allowed, ', ')));
 	END IF;
+	RETURN true;
 END
 $$;
 
@@ -265,8 +286,12 @@ DECLARE
 	me oid := fairshare._current_role_oid();
 	prev record;
 	new_id bigint;
+	checked boolean;
+	job_tags jsonb;
+	priority integer;
 BEGIN
-	PERFORM fairshare._api_job_members(request, ARRAY['jobName', 'jobQueue', 'retryStrategy', 'schedulingPriority',
+	-- (checks are assignments, not PERFORMs: see _api_job_members)
+	checked := fairshare._api_job_members(request, ARRAY['jobName', 'jobQueue', 'retryStrategy', 'schedulingPriority',
 		'serviceRequestPayload', 'serviceJobType', 'shareIdentifier', 'quotaShareName', 'preemptionConfiguration',
 		'timeoutConfig', 'tags', 'clientToken'], 'SubmitServiceJob');
 	job_name := fairshare._api_string(request, 'jobName', true);
@@ -291,7 +316,7 @@ BEGIN
 
 	retry := fairshare._api_json(request, 'retryStrategy', 'object');
 	IF retry IS NOT NULL THEN
-		PERFORM fairshare._api_job_members(retry, ARRAY['attempts', 'evaluateOnExit'], 'retryStrategy');
+		checked := fairshare._api_job_members(retry, ARRAY['attempts', 'evaluateOnExit'], 'retryStrategy');
 		attempts := fairshare._api_integer(retry, 'attempts', true);
 		IF attempts NOT BETWEEN 1 AND 10 THEN
 			PERFORM fairshare._reject('22023', format('retryStrategy.attempts %s is out of range', attempts),
@@ -299,7 +324,7 @@ BEGIN
 		END IF;
 		FOR rule IN SELECT * FROM jsonb_array_elements(coalesce(fairshare._api_json(retry, 'evaluateOnExit', 'array'), '[]'))
 		LOOP
-			PERFORM fairshare._api_job_members(rule, ARRAY['action', 'onStatusReason'], 'an evaluateOnExit rule');
+			checked := fairshare._api_job_members(rule, ARRAY['action', 'onStatusReason'], 'an evaluateOnExit rule');
 			action := upper(fairshare._api_string(rule, 'action', true));
 			IF action NOT IN ('RETRY', 'EXIT') THEN
 				PERFORM fairshare._reject('22023', format('evaluateOnExit action %s is not RETRY or EXIT', rule -> 'action'));
@@ -310,16 +335,16 @@ BEGIN
 	END IF;
 	preemption := fairshare._api_json(request, 'preemptionConfiguration', 'object');
 	IF preemption IS NOT NULL THEN
-		PERFORM fairshare._api_job_members(preemption, ARRAY['preemptionRetriesBeforeTermination'], 'preemptionConfiguration');
+		checked := fairshare._api_job_members(preemption, ARRAY['preemptionRetriesBeforeTermination'], 'preemptionConfiguration');
 		preemption_retries := fairshare._api_integer(preemption, 'preemptionRetriesBeforeTermination');
 	END IF;
 	timeout := fairshare._api_json(request, 'timeoutConfig', 'object');
 	IF timeout IS NOT NULL THEN
-		PERFORM fairshare._api_job_members(timeout, ARRAY['attemptDurationSeconds'], 'timeoutConfig');
+		checked := fairshare._api_job_members(timeout, ARRAY['attemptDurationSeconds'], 'timeoutConfig');
 		duration := fairshare._api_integer(timeout, 'attemptDurationSeconds');
 	END IF;
-	PERFORM fairshare._api_json(request, 'tags', 'object');
-	PERFORM fairshare._api_integer(request, 'schedulingPriority');
+	job_tags := fairshare._api_json(request, 'tags', 'object');
+	priority := fairshare._api_integer(request, 'schedulingPriority');
 
 	-- Idempotency: a retried request (same role, token and request) gets the
 	-- job its first try made; the lock orders two tries that race.
@@ -349,8 +374,8 @@ BEGIN
 								retry_attempts, evaluate_on_exit, preemption_retries, attempt_duration_seconds, tags)
 	VALUES (job_name, queue, fairshare._api_string(request, 'shareIdentifier'),
 			fairshare._api_string(request, 'quotaShareName'),
-			coalesce(fairshare._api_integer(request, 'schedulingPriority'), 0), payload,
-			coalesce(attempts, 1), rules, preemption_retries, duration, request -> 'tags')
+			coalesce(priority, 0), payload,
+			coalesce(attempts, 1), rules, preemption_retries, duration, job_tags)
 	RETURNING jobs.job_id INTO new_id;
 	INSERT INTO fairshare.api_submissions (job_id, submitter_oid, client_token, request_hash, training_job_name)
 	VALUES (new_id, me, token, hash, training_job_name);
@@ -363,31 +388,45 @@ $$;
 -- DescribeServiceJob, ListServiceJobs
 ------------------------------------------------------------------------------
 
+-- The helpers a job's summary and description call for every job are
+-- PL/pgSQL, not SQL: a SQL function with a SET clause is not inlined and is
+-- parsed and planned again in every call from another function, where
+-- PL/pgSQL keeps its plans (a page of ListServiceJobs calls them 100 times).
 CREATE FUNCTION fairshare._api_resource_id(arn text)
-RETURNS jsonb LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
-	SELECT CASE WHEN arn IS NOT NULL THEN jsonb_build_object('name', 'TrainingJobArn', 'value', arn) END
+RETURNS jsonb LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	RETURN CASE WHEN arn IS NOT NULL THEN jsonb_build_object('name', 'TrainingJobArn', 'value', arn) END;
+END
 $$;
 
 -- The ARN of the job's latest training job, if SageMaker has made one.
 CREATE FUNCTION fairshare._api_latest_attempt(j fairshare.jobs)
-RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
-	SELECT CASE WHEN arn IS NOT NULL THEN jsonb_build_object('serviceResourceId', fairshare._api_resource_id(arn)) END
-	  FROM (SELECT coalesce(j.training_job_arn,
-							(SELECT a.training_job_arn FROM fairshare.job_attempts a
-							  WHERE a.job_id = j.job_id AND a.training_job_arn IS NOT NULL
-							  ORDER BY a.attempt DESC LIMIT 1)) AS arn) x
+RETURNS jsonb LANGUAGE plpgsql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	arn text := j.training_job_arn;
+BEGIN
+	IF arn IS NULL THEN
+		SELECT a.training_job_arn INTO arn FROM fairshare.job_attempts a
+		 WHERE a.job_id = j.job_id AND a.training_job_arn IS NOT NULL
+		 ORDER BY a.attempt DESC LIMIT 1;
+	END IF;
+	RETURN CASE WHEN arn IS NOT NULL THEN jsonb_build_object('serviceResourceId', fairshare._api_resource_id(arn)) END;
+END
 $$;
 
 CREATE FUNCTION fairshare._api_capacity_usage(j fairshare.jobs)
-RETURNS jsonb LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
-	SELECT jsonb_build_array(jsonb_build_object('capacityUnit', coalesce(j.instance_type, j.instance_types[1]),
-												'quantity', j.instance_count))
+RETURNS jsonb LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	RETURN jsonb_build_array(jsonb_build_object('capacityUnit', coalesce(j.instance_type, j.instance_types[1]),
+												'quantity', j.instance_count));
+END
 $$;
 
 -- The summary ListServiceJobs gives of a job.
 CREATE FUNCTION fairshare._api_job_summary(j fairshare.jobs)
-RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
-	SELECT jsonb_strip_nulls(jsonb_build_object(
+RETURNS jsonb LANGUAGE plpgsql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	RETURN jsonb_strip_nulls(jsonb_build_object(
 		'latestAttempt', fairshare._api_latest_attempt(j),
 		'capacityUsage', fairshare._api_capacity_usage(j),
 		'createdAt', fairshare._api_epoch_ms(j.created_at),
@@ -401,7 +440,8 @@ RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_te
 		'status', j.status,
 		'statusReason', j.status_reason,
 		'startedAt', fairshare._api_epoch_ms(j.started_at),
-		'stoppedAt', fairshare._api_epoch_ms(j.stopped_at)))
+		'stoppedAt', fairshare._api_epoch_ms(j.stopped_at)));
+END
 $$;
 
 CREATE FUNCTION fairshare._api_describe_service_job(request jsonb)
@@ -411,8 +451,9 @@ DECLARE
 	payload_name text;
 	attempts jsonb;
 	preempted jsonb;
+	checked boolean;
 BEGIN
-	PERFORM fairshare._api_job_members(request, ARRAY['jobId'], 'DescribeServiceJob');
+	checked := fairshare._api_job_members(request, ARRAY['jobId'], 'DescribeServiceJob');
 	j := fairshare._api_job(request);
 	SELECT s.training_job_name INTO payload_name FROM fairshare.api_submissions s WHERE s.job_id = j.job_id;
 	SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
@@ -564,16 +605,16 @@ BEGIN
 		'  SELECT * FROM fairshare.jobs j WHERE %s %s %s %s '
 		'  ORDER BY j.created_at DESC, j.job_id DESC LIMIT $5 + 1) j',
 		CASE WHEN queue IS NOT NULL THEN 'j.job_queue = $1 AND' ELSE '' END,
-		CASE WHEN status IS NOT NULL THEN 'j.status = $2::fairshare.job_status AND' ELSE '' END,
+		-- a literal (status is one of the list above), so that the planner
+		-- can prove the partial indexes' predicates from it
+		CASE WHEN status IS NOT NULL THEN format('j.status = %L::fairshare.job_status AND', status) ELSE '' END,
 		CASE WHEN token IS NOT NULL THEN '(j.created_at, j.job_id) < ($3, $4) AND' ELSE '' END,
 		cond)
 	INTO page
 	USING queue, status, after_created, after_id, max_results;
 	n := coalesce(array_length(page, 1), 0);
-	rows := '[]';
-	FOR i IN 1 .. least(n, max_results) LOOP
-		rows := rows || jsonb_build_array(fairshare._api_job_summary(page[i]));
-	END LOOP;
+	SELECT coalesce(jsonb_agg(fairshare._api_job_summary(page[i]) ORDER BY i), '[]') INTO rows
+	  FROM generate_series(1, least(n, max_results)) i;
 	RETURN jsonb_strip_nulls(jsonb_build_object('jobSummaryList', rows,
 		'nextToken', CASE WHEN n > max_results THEN
 			translate(encode(convert_to(format('fsj1:%s:%s:%s',
@@ -637,6 +678,31 @@ $$;
 REVOKE ALL ON FUNCTION fairshare._api_queue_usage(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare._api_queue_usage(text) TO fairshare_admin, fairshare_submitter, fairshare_viewer;
 
+-- frontOfQuotaShares: each quota share's first RUNNABLE jobs (at most 100
+-- a share, as the model's list allows), in the order the share serves them
+-- -- priority, then the time it entered the queue, then id, the scheduler's
+-- share order, read through jobs_runnable_quota_idx one share at a time.
+-- Shares without a waiting job are left out.  Job ARNs and times only,
+-- readable by every fairshare role as fairshare.queue_snapshot() is.
+CREATE FUNCTION fairshare._api_quota_share_fronts(queue text)
+RETURNS jsonb LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT coalesce(jsonb_object_agg(s.name, f.jobs), '{}')
+	  FROM fairshare.quota_shares s
+	 CROSS JOIN LATERAL (
+			SELECT jsonb_agg(jsonb_build_object('jobArn', arn.prefix || h.job_id,
+												'earliestTimeAtPosition', fairshare._api_epoch_ms(h.runnable_at))
+							 ORDER BY h.scheduling_priority DESC, h.runnable_at, h.job_id) AS jobs
+			  FROM (SELECT j.job_id, j.scheduling_priority, j.runnable_at
+					  FROM fairshare.jobs j
+					 WHERE j.job_queue = queue AND j.quota_share = s.name AND j.status = 'RUNNABLE'
+					 ORDER BY j.scheduling_priority DESC, j.runnable_at, j.job_id
+					 LIMIT 100) h,
+				   (SELECT fairshare._api_arn('service-job', '') AS prefix) arn) f
+	 WHERE s.job_queue = queue AND f.jobs IS NOT NULL
+$$;
+REVOKE ALL ON FUNCTION fairshare._api_quota_share_fronts(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairshare._api_quota_share_fronts(text) TO fairshare_admin, fairshare_submitter, fairshare_viewer;
+
 CREATE FUNCTION fairshare._api_get_job_queue_snapshot(request jsonb)
 RETURNS jsonb LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
@@ -662,13 +728,7 @@ BEGIN
 												 'earliestTimeAtPosition', (f ->> 'at')::bigint) ORDER BY (f ->> 'pos')::integer), '[]')
 	  INTO front FROM jsonb_array_elements(snap) f;
 	IF u.kind = 'QUOTA_SHARE' THEN
-		SELECT coalesce(jsonb_object_agg(x.share, jsonb_build_array(jsonb_build_object(
-					'jobArn', fairshare._api_arn('service-job', x.job_id),
-					'earliestTimeAtPosition', x.at))), '{}')
-		  INTO front_shares
-		  FROM (SELECT DISTINCT ON (f ->> 'share') f ->> 'share' AS share, f ->> 'job_id' AS job_id, (f ->> 'at')::bigint AS at
-				  FROM jsonb_array_elements(snap) f
-				 WHERE f ->> 'share' IS NOT NULL ORDER BY f ->> 'share', (f ->> 'pos')::integer) x;
+		front_shares := fairshare._api_quota_share_fronts(queue);
 	END IF;
 
 	util := jsonb_build_object('totalCapacityUsage',

@@ -754,16 +754,26 @@ $$;
 
 -- The region and account that ARNs name: fairshare.region (else us-east-1)
 -- and fairshare.api_account_id (else twelve zeros).
+--
+-- These small helpers are PL/pgSQL rather than SQL although each is one
+-- expression: a SQL function with a SET clause is never inlined, and it is
+-- parsed and planned again in every transaction that calls it, while
+-- PL/pgSQL keeps its plans for the session -- and the API's workers call
+-- them in every request.
 CREATE FUNCTION fairshare._api_region()
-RETURNS text LANGUAGE sql STABLE
+RETURNS text LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, fairshare, pg_temp AS $$
-	SELECT coalesce(nullif(current_setting('fairshare.region', true), ''), 'us-east-1')
+BEGIN
+	RETURN coalesce(nullif(current_setting('fairshare.region', true), ''), 'us-east-1');
+END
 $$;
 
 CREATE FUNCTION fairshare._api_account_id()
-RETURNS text LANGUAGE sql STABLE
+RETURNS text LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, fairshare, pg_temp AS $$
-	SELECT coalesce(nullif(current_setting('fairshare.api_account_id', true), ''), '000000000000')
+BEGIN
+	RETURN coalesce(nullif(current_setting('fairshare.api_account_id', true), ''), '000000000000');
+END
 $$;
 
 -- The ARN of a resource, as AWS Batch forms it: kind is service-job,
@@ -771,12 +781,14 @@ $$;
 -- share's name is '<queue>/<share>' and its ARN
 -- ...:job-queue/<queue>/quota-share/<share>.
 CREATE FUNCTION fairshare._api_arn(kind text, name text)
-RETURNS text LANGUAGE sql STABLE
+RETURNS text LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, fairshare, pg_temp AS $$
-	SELECT 'arn:aws:batch:' || fairshare._api_region() || ':' || fairshare._api_account_id() || ':'
+BEGIN
+	RETURN 'arn:aws:batch:' || fairshare._api_region() || ':' || fairshare._api_account_id() || ':'
 		   || CASE WHEN kind = 'quota-share'
 				   THEN 'job-queue/' || split_part(name, '/', 1) || '/quota-share/' || split_part(name, '/', 2)
-				   ELSE kind || '/' || name END
+				   ELSE kind || '/' || name END;
+END
 $$;
 
 -- The name (or decimal job id) a parameter refers to: the parameter itself,
@@ -787,7 +799,7 @@ CREATE FUNCTION fairshare._api_resource_name(kind text, id_or_arn text, paramete
 RETURNS text LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
-	prefix text := 'arn:aws:batch:' || fairshare._api_region() || ':' || fairshare._api_account_id() || ':';
+	prefix text;
 	rest text;
 	parts text[];
 BEGIN
@@ -797,6 +809,7 @@ BEGIN
 	IF NOT starts_with(id_or_arn, 'arn:') THEN
 		RETURN id_or_arn;
 	END IF;
+	prefix := 'arn:aws:batch:' || fairshare._api_region() || ':' || fairshare._api_account_id() || ':';
 	IF NOT starts_with(id_or_arn, prefix) THEN
 		RAISE EXCEPTION USING ERRCODE = '22023',
 			MESSAGE = format('%s "%s" is not an ARN of this fairshare installation', parameter, id_or_arn),
@@ -818,7 +831,9 @@ $$;
 
 -- Times in the API are milliseconds since the epoch.
 CREATE FUNCTION fairshare._api_epoch_ms(t timestamptz)
-RETURNS bigint LANGUAGE sql IMMUTABLE
+RETURNS bigint LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, fairshare, pg_temp AS $$
-	SELECT (extract(epoch FROM t) * 1000)::bigint
+BEGIN
+	RETURN (extract(epoch FROM t) * 1000)::bigint;
+END
 $$;

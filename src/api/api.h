@@ -6,7 +6,8 @@
  *		boto3 and the SageMaker SDK work against fairshare (docs/api.md).
  *
  * Files:
- *	 api_worker.c	the worker: settings, listening sockets, the latch loop
+ *	 api_worker.c	the workers: settings, listening sockets, the latch loop
+ *	 api_shared.c	what the workers share: connection count, rate buckets
  *	 api_http.c		one HTTP request: limits, routing, the AWS error shape
  *	 api_auth.c		SigV4 verification of a request against fairshare.api_keys
  *	 api_call.c		one operation: a short transaction as the key's role
@@ -14,7 +15,9 @@
  * Nothing here runs on a thread of its own: libmicrohttpd runs in
  * "external" mode, its epoll descriptor sits in the worker's WaitEventSet,
  * and every callback (so every PostgreSQL call) happens inside MHD_run()
- * on the worker's one thread.  No PostgreSQL error may unwind through
+ * on the worker's one thread.  Several such worker processes
+ * (fairshare.api_workers) listen on the same port, each with its own
+ * socket (SO_REUSEPORT), and the kernel spreads connections over them.  No PostgreSQL error may unwind through
  * libmicrohttpd: api_call.c contains every one of them.
  *
  *-------------------------------------------------------------------------
@@ -25,8 +28,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Register the worker; from _PG_init while preloading. */
+/* Register the workers; from _PG_init while preloading. */
 extern void fairshare_register_api_server(void);
+
+/* Most API worker processes (fairshare.api_workers). */
+#define FS_API_MAX_WORKERS 32
+
+/* fairshare.api_workers resolved: 0 means two per CPU core, at most 4. */
+extern int	fairshare_api_worker_count(void);
 
 /* NULL when a fairshare.api_listen_addresses value is usable, else why not. */
 extern const char *fairshare_api_listen_addresses_problem(const char *value);

@@ -37,69 +37,29 @@
 #include "utils/timeout.h"
 
 #include "api/api.h"
+#include "api/api_internal.h"
 #include "settings.h"
 
 /* A request that has not finished in this long is cancelled. */
 #define API_STATEMENT_TIMEOUT_MS	10000
 
 /*
- * Requests per second per key: a token bucket for each of the most recently
- * seen keys, in this process (there is one API worker).  A key beyond the
- * table's size takes the slot of the one seen longest ago.
+ * Plans kept for the worker's life: the key lookup and, once an operation
+ * has been called, its call.  A request then neither parses nor plans its
+ * top-level SQL; the plan cache replans them if the catalog changes (an
+ * ALTER EXTENSION ... UPDATE, say).
  */
-#define RATE_SLOTS 256
+static SPIPlanPtr key_plan = NULL;
 
-typedef struct RateSlot
+typedef struct OperationPlan
 {
-	char		key[129];
-	double		tokens;
-	double		last;			/* seconds, monotonic */
-} RateSlot;
+	const char *function;		/* a static string of api_http.c's table */
+	SPIPlanPtr	plan;
+} OperationPlan;
 
-static RateSlot rate_slots[RATE_SLOTS];
-
-static double
-monotonic_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Take one request from key's bucket; false when it is empty. */
-static bool
-rate_allow(const char *key)
-{
-	double		now = monotonic_seconds();
-	double		rate = fairshare_api_key_requests_per_second;
-	RateSlot   *slot = NULL;
-	RateSlot   *oldest = &rate_slots[0];
-
-	for (int i = 0; i < RATE_SLOTS; i++)
-	{
-		if (strcmp(rate_slots[i].key, key) == 0)
-		{
-			slot = &rate_slots[i];
-			break;
-		}
-		if (rate_slots[i].last < oldest->last)
-			oldest = &rate_slots[i];
-	}
-	if (slot == NULL)
-	{
-		slot = oldest;
-		strlcpy(slot->key, key, sizeof(slot->key));
-		slot->tokens = rate;
-		slot->last = now;
-	}
-	slot->tokens = Min(rate, slot->tokens + (now - slot->last) * rate);
-	slot->last = now;
-	if (slot->tokens < 1.0)
-		return false;
-	slot->tokens -= 1.0;
-	return true;
-}
+#define MAX_OPERATION_PLANS 64
+static OperationPlan operation_plans[MAX_OPERATION_PLANS];
+static int	n_operation_plans = 0;
 
 /* A JSON string literal of s into buf (PostgreSQL's escaping). */
 static void
@@ -198,12 +158,20 @@ lookup_key(const char *access_key_id, KeyRow *key)
 	Datum		d;
 
 	memset(key, 0, sizeof(*key));
+	if (key_plan == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare("SELECT k.secret_access_key, k.role, k.disabled_at IS NOT NULL, "
+									   "r.oid IS NULL, coalesce(r.rolsuper OR r.rolbypassrls, false) "
+									   "FROM fairshare.api_keys k LEFT JOIN pg_catalog.pg_roles r ON r.oid = k.role "
+									   "WHERE k.access_key_id = $1",
+									   1, argtypes);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not prepare the API key lookup: %s", SPI_result_code_string(SPI_result));
+		key_plan = plan;
+	}
 	values[0] = CStringGetTextDatum(access_key_id);
-	ret = SPI_execute_with_args("SELECT k.secret_access_key, k.role, k.disabled_at IS NOT NULL, "
-								"r.oid IS NULL, coalesce(r.rolsuper OR r.rolbypassrls, false) "
-								"FROM fairshare.api_keys k LEFT JOIN pg_catalog.pg_roles r ON r.oid = k.role "
-								"WHERE k.access_key_id = $1",
-								1, argtypes, values, NULL, true, 1);
+	ret = SPI_execute_plan(key_plan, values, NULL, true, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not read fairshare.api_keys");
 	if (SPI_processed == 0)
@@ -277,14 +245,40 @@ params_json(FsApiRequest *req)
 	return buf.data;
 }
 
-/* Does fairshare.<function>(jsonb) exist (in this version of the catalog)? */
-static bool
-operation_exists(const char *function)
+/*
+ * The kept plan calling fairshare.<function>(jsonb) with the body ($1) and
+ * the path and query parameters ($2); NULL when this version of the catalog
+ * has no such function (not remembered: an upgrade may add it).
+ */
+static SPIPlanPtr
+operation_plan(const char *function)
 {
-	Oid			argtypes[1] = {JSONBOID};
-	List	   *name = list_make2(makeString("fairshare"), makeString(pstrdup(function)));
+	Oid			argtypes[2] = {TEXTOID, TEXTOID};
+	Oid			jsonb_arg[1] = {JSONBOID};
+	List	   *name;
+	SPIPlanPtr	plan;
+	char	   *sql;
 
-	return OidIsValid(LookupFuncName(name, 1, argtypes, true));
+	for (int i = 0; i < n_operation_plans; i++)
+		if (strcmp(operation_plans[i].function, function) == 0)
+			return operation_plans[i].plan;
+	name = list_make2(makeString("fairshare"), makeString(pstrdup(function)));
+	if (!OidIsValid(LookupFuncName(name, 1, jsonb_arg, true)))
+		return NULL;
+	sql = psprintf("SELECT fairshare.%s(b OPERATOR(pg_catalog.||) $2::pg_catalog.jsonb)::pg_catalog.text "
+				   "FROM (SELECT COALESCE(NULLIF(pg_catalog.btrim($1), '')::pg_catalog.jsonb, '{}') AS b) s "
+				   "WHERE pg_catalog.jsonb_typeof(b) OPERATOR(pg_catalog.=) 'object'",
+				   quote_identifier(function));
+	plan = SPI_prepare(sql, 2, argtypes);
+	if (plan == NULL || SPI_keepplan(plan) != 0)
+		elog(ERROR, "could not prepare the call of fairshare.%s: %s", function, SPI_result_code_string(SPI_result));
+	if (n_operation_plans < MAX_OPERATION_PLANS)
+	{
+		operation_plans[n_operation_plans].function = function;
+		operation_plans[n_operation_plans].plan = plan;
+		n_operation_plans++;
+	}
+	return plan;
 }
 
 static bool
@@ -307,8 +301,7 @@ execute_in_transaction(FsApiRequest *req, FsApiResponse *resp)
 	KeyRow		key;
 	const char *region = api_region();
 	char	   *body;
-	char	   *sql;
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
+	SPIPlanPtr	plan;
 	Datum		values[2];
 	int			ret;
 	Oid			saved_user;
@@ -350,13 +343,14 @@ execute_in_transaction(FsApiRequest *req, FsApiResponse *resp)
 							"this API key's role is a superuser or bypasses row-level security; the API does not act as such roles");
 		return;
 	}
-	if (!rate_allow(auth.access_key_id))
+	if (!fairshare_api_rate_allow(auth.access_key_id))
 	{
 		fairshare_api_error(resp, 429, "TooManyRequestsException",
 							"Too many requests: this key is over fairshare.api_key_requests_per_second");
 		return;
 	}
-	if (!operation_exists(req->function))
+	plan = operation_plan(req->function);
+	if (plan == NULL)
 	{
 		fairshare_api_error(resp, 404, "UnknownOperationException",
 							psprintf("operation %s is not supported by this version of fairshare", req->operation));
@@ -370,18 +364,14 @@ execute_in_transaction(FsApiRequest *req, FsApiResponse *resp)
 	body = pg_any_to_server(req->body, (int) req->body_len, PG_UTF8);
 	values[0] = CStringGetTextDatum(body);
 	values[1] = CStringGetTextDatum(params_json(req));
-	sql = psprintf("SELECT fairshare.%s(b OPERATOR(pg_catalog.||) $2::pg_catalog.jsonb)::pg_catalog.text "
-				   "FROM (SELECT COALESCE(NULLIF(pg_catalog.btrim($1), '')::pg_catalog.jsonb, '{}') AS b) s "
-				   "WHERE pg_catalog.jsonb_typeof(b) OPERATOR(pg_catalog.=) 'object'",
-				   quote_identifier(req->function));
 
 	/* As the key's role, restricted: grants and row-level security apply. */
 	GetUserIdAndSecContext(&saved_user, &saved_context);
 	SetUserIdAndSecContext(key.role, saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-	ret = SPI_execute_with_args(sql, 2, argtypes, values, NULL, false, 0);
+	ret = SPI_execute_plan(plan, values, NULL, false, 0);
 	SetUserIdAndSecContext(saved_user, saved_context);
 	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(ret));
+		elog(ERROR, "SPI_execute_plan failed: %s", SPI_result_code_string(ret));
 	if (SPI_processed == 0)
 	{
 		fairshare_api_error(resp, 400, "ClientException", "the request body must be a JSON object");

@@ -13,8 +13,8 @@
  *
  * Limits: a body larger than fairshare.api_max_body_size is answered 413
  * ClientException without being kept; beyond fairshare.api_max_connections
- * open connections a request is answered 429 TooManyRequestsException and
- * its connection closed.  Header size and idle time are bounded by the
+ * open connections (every API worker's together) a request is answered 429
+ * TooManyRequestsException and its connection closed.  Header size and idle time are bounded by the
  * daemon's options (api_worker.c).
  *
  *-------------------------------------------------------------------------
@@ -80,20 +80,6 @@ typedef struct RequestState
 	bool		too_many_connections;
 	bool		tls;
 } RequestState;
-
-static int	current_connections = 0;
-
-void
-fairshare_api_connection_opened(void)
-{
-	current_connections++;
-}
-
-void
-fairshare_api_connection_closed(void)
-{
-	current_connections--;
-}
 
 /* Decode %XX in place ("+" stays: AWS clients encode a space as %20). */
 static void
@@ -346,7 +332,7 @@ fairshare_api_access_handler(void *cls, struct MHD_Connection *connection, const
 			return MHD_NO;
 		*con_cls = st;
 		st->tls = cls != NULL;
-		st->too_many_connections = current_connections > fairshare_api_max_connections;
+		st->too_many_connections = fairshare_api_open_connections() > fairshare_api_max_connections;
 		length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (length != NULL && strtoull(length, NULL, 10) > (unsigned long long) fairshare_api_max_body_size)
 			st->too_large = true;

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * api_internal.h
- *		What the API worker (api_worker.c) and its HTTP layer (api_http.c)
- *		share: libmicrohttpd's callbacks and the per-request memory.
+ *		What the API worker (api_worker.c), its HTTP layer (api_http.c) and
+ *		the state shared between workers (api_shared.c) have in common:
+ *		libmicrohttpd's callbacks, the per-request memory, the limits.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,7 +27,12 @@ extern void fairshare_api_connection_notify(void *cls, struct MHD_Connection *co
 											enum MHD_ConnectionNotificationCode toe);
 extern size_t fairshare_api_unescape_nothing(void *cls, struct MHD_Connection *c, char *s);
 
+/* Shared by every API worker (api_shared.c). */
+extern void fairshare_api_shared_init(void);
+extern void fairshare_api_shared_attach(int worker);
 extern void fairshare_api_connection_opened(void);
 extern void fairshare_api_connection_closed(void);
+extern int	fairshare_api_open_connections(void);
+extern bool fairshare_api_rate_allow(const char *key);
 
 #endif							/* FAIRSHARE_API_INTERNAL_H */

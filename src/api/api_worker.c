@@ -17,6 +17,12 @@
  * MHD_get_timeout() says a connection is due to time out.  Every request
  * callback therefore runs here, on the worker's one thread.
  *
+ * Several workers (fairshare.api_workers, registered when the server
+ * starts) each open their own listening sockets on the same addresses and
+ * port (SO_REUSEPORT: MHD_OPTION_LISTENING_ADDRESS_REUSE) and the kernel
+ * spreads new connections over them; each serves its connections from its
+ * own latch loop.  The limits hold for all of them together (api_shared.c).
+ *
  * Independent of the dispatcher: its own process, restarted by the
  * postmaster after a crash (bgw_restart_time), exiting with 1 on SIGTERM;
  * a failing API never stops dispatching, nor the other way round.  After
@@ -142,21 +148,45 @@ fairshare_api_listen_addresses_problem(const char *value)
 	return parse_addresses(value, tmp, &n);
 }
 
+int
+fairshare_api_worker_count(void)
+{
+	long		cores;
+
+	if (fairshare_api_workers > 0)
+		return Min(fairshare_api_workers, FS_API_MAX_WORKERS);
+	/*
+	 * Two per core: a worker also waits (for its clients' next requests,
+	 * for commits), and on a busy machine the kernel shares CPU per process.
+	 * At most 4 by default: static background workers count against
+	 * max_worker_processes (8 by default), which the dispatcher, pg_cron
+	 * and parallel queries need too.
+	 */
+	cores = sysconf(_SC_NPROCESSORS_ONLN);
+	return (int) Max(1, Min(cores * 2, 4));
+}
+
 void
 fairshare_register_api_server(void)
 {
 	BackgroundWorker worker;
+	int			n = fairshare_api_worker_count();
 
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	/* On a hot standby too: it idles there until promoted. */
-	worker.bgw_start_time = BgWorkerStart_ConsistentState;
-	worker.bgw_restart_time = 1;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "fairshare");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "fairshare_api_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "fairshare api");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "fairshare api");
-	RegisterBackgroundWorker(&worker);
+	fairshare_api_shared_init();
+	for (int i = 0; i < n; i++)
+	{
+		memset(&worker, 0, sizeof(worker));
+		worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+		/* On a hot standby too: it idles there until promoted. */
+		worker.bgw_start_time = BgWorkerStart_ConsistentState;
+		worker.bgw_restart_time = 1;
+		worker.bgw_main_arg = Int32GetDatum(i);
+		snprintf(worker.bgw_library_name, BGW_MAXLEN, "fairshare");
+		snprintf(worker.bgw_function_name, BGW_MAXLEN, "fairshare_api_main");
+		snprintf(worker.bgw_name, BGW_MAXLEN, "fairshare api %d", i + 1);
+		snprintf(worker.bgw_type, BGW_MAXLEN, "fairshare api");
+		RegisterBackgroundWorker(&worker);
+	}
 }
 
 /* libmicrohttpd's own complaints (a TLS handshake gone wrong, ...). */
@@ -386,20 +416,31 @@ wait_latch(long ms)
 	CHECK_FOR_INTERRUPTS();
 }
 
+/* Whether this worker (0-based) has nothing to serve under the settings. */
+static bool
+worker_off(int me)
+{
+	return fairshare_api_port == 0 || me >= fairshare_api_worker_count();
+}
+
 void
 fairshare_api_main(Datum main_arg)
 {
 	char	   *database;
 	bool		refused = false;
 	TimestampTz retry_at = 0;
+	int			me = DatumGetInt32(main_arg);
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGPIPE, SIG_IGN);
 	BackgroundWorkerUnblockSignals();
 
-	/* Off: wait for a port, without holding a database connection. */
-	while (fairshare_api_port == 0)
+	/*
+	 * Off (no port, or fairshare.api_workers lowered below this worker):
+	 * wait for a reload, without holding a database connection.
+	 */
+	while (worker_off(me))
 	{
 		wait_latch(60 * 1000);
 		if (ConfigReloadPending)
@@ -410,6 +451,7 @@ fairshare_api_main(Datum main_arg)
 	}
 
 	database = pstrdup(fairshare_database);
+	fairshare_api_shared_attach(me);
 	BackgroundWorkerInitializeConnection(database, NULL, 0);
 	/* This session is the superuser's: resolve names to ours and PostgreSQL's only. */
 	SetConfigOption("search_path", FAIRSHARE_SAFE_SEARCH_PATH, PGC_SUSET, PGC_S_OVERRIDE);
@@ -428,9 +470,9 @@ fairshare_api_main(Datum main_arg)
 
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
-			if (strcmp(database, fairshare_database) != 0 || fairshare_api_port == 0)
+			if (strcmp(database, fairshare_database) != 0 || worker_off(me))
 			{
-				ereport(LOG, (errmsg("fairshare api: restarting for new settings (fairshare.database or fairshare.api_port)")));
+				ereport(LOG, (errmsg("fairshare api: restarting for new settings (fairshare.database, fairshare.api_port or fairshare.api_workers)")));
 				proc_exit(1);
 			}
 			sig = current_signature();

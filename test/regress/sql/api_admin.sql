@@ -338,6 +338,41 @@ WITH RECURSIVE h(share, job_id, runnable_at) AS (
 SELECT array_agg(h.job_id) FROM h WHERE h.runnable_at <= now() - interval '600 seconds';
 RESET enable_seqscan;
 
+-- frontOfQuotaShares: every quota share's own first RUNNABLE jobs (up to
+-- 100 a share, in the share's order), not only the shares that reach the
+-- queue's first 100.  150 jobs wait in A before B's two (no capacity: they
+-- only wait); C has none and is left out.
+\c - regress_api_admin
+\set SHOW_CONTEXT never
+INSERT INTO fairshare.service_environments (name) VALUES ('fronts-env');
+INSERT INTO fairshare.capacity_limits VALUES ('fronts-env', 'ml.g5.xlarge', 0);
+INSERT INTO fairshare.scheduling_policies (name, kind) VALUES ('fronts-p', 'QUOTA_SHARE');
+INSERT INTO fairshare.job_queues (name, scheduling_policy) VALUES ('fronts-q', 'fronts-p');
+INSERT INTO fairshare.queue_environments VALUES ('fronts-q', 'fronts-env', 1);
+INSERT INTO fairshare.quota_shares (job_queue, name, strategy) VALUES ('fronts-q', 'A', 'LEND'), ('fronts-q', 'B', 'LEND'), ('fronts-q', 'C', 'LEND');
+INSERT INTO fairshare.quota_share_limits VALUES ('fronts-q', 'A', 'ml.g5.xlarge', 1), ('fronts-q', 'B', 'ml.g5.xlarge', 1), ('fronts-q', 'C', 'ml.g5.xlarge', 1);
+INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, request)
+SELECT 'front-a' || i, 'fronts-q', 'A', request FROM req, generate_series(1, 150) i;
+INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, scheduling_priority, request)
+SELECT 'front-b' || i, 'fronts-q', 'B', i, request FROM req, generate_series(1, 2) i;
+SELECT count(*) AS placed FROM fairshare.schedule();
+SELECT count(*) FILTER (WHERE status = 'RUNNABLE') AS runnable FROM fairshare.jobs WHERE job_queue = 'fronts-q';
+-- (a viewer sees the same fronts, without job rows to join)
+\c - regress_api_viewer
+\set SHOW_CONTEXT never
+SELECT share, jsonb_array_length(jobs) AS jobs
+  FROM jsonb_each(call('get_job_queue_snapshot', '{"jobQueue": "fronts-q"}')::jsonb -> 'frontOfQuotaShares' -> 'quotaShares') AS s(share, jobs)
+ ORDER BY share;
+\c - regress_api_admin
+\set SHOW_CONTEXT never
+WITH fronts AS (SELECT call('get_job_queue_snapshot', '{"jobQueue": "fronts-q"}')::jsonb -> 'frontOfQuotaShares' -> 'quotaShares' AS q)
+SELECT share, jsonb_array_length(jobs) AS jobs,
+	   (SELECT array_agg(j.job_name ORDER BY n) FROM jsonb_array_elements(jobs) WITH ORDINALITY e(x, n)
+		  JOIN fairshare.jobs j ON j.job_id = split_part(x ->> 'jobArn', '/', 2)::bigint WHERE n <= 3) AS first_three,
+	   (SELECT bool_and(x ? 'earliestTimeAtPosition') FROM jsonb_array_elements(jobs) x) AS timed
+  FROM fronts, jsonb_each(fronts.q) AS s(share, jobs) ORDER BY share;
+\c - postgres
+
 DROP FUNCTION public.call(text, jsonb);
 DROP TABLE public.req;
 DROP EXTENSION fairshare CASCADE;
