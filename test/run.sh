@@ -75,7 +75,8 @@ fi
 for t in $(ls "$FS_TOP"/test/*/*.test 2>/dev/null | sort); do
 	name=${t#$FS_TOP/}
 	if [ -n "$pattern" ] && [[ "$name" != *$pattern* ]]; then continue; fi
-	scratch="$work/scratch.$(basename "$t")"
+	# named by the whole path: two tests may share a file name (api/standby, worker/standby)
+	scratch="$work/scratch.$(echo "$name" | tr / _)"
 	mkdir -p "$scratch"; chmod 777 "$scratch"
 	log="$scratch/output.log"
 	start=$(date +%s)
