@@ -34,7 +34,7 @@ record() {	# record NAME PASSED FAILED
 	if [ "$3" != 0 ]; then failures="$failures $1"; fi
 }
 
-fs_setup "$FS_TOP" || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+fs_setup "$FS_TOP" $FS_APT_TEST_PACKAGES || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 FS_PGBIN=$(pg_config --bindir)
 
 work=$(mktemp -d /tmp/fairshare-test.XXXXXX)

@@ -4,10 +4,12 @@
 
 FS_APT_PACKAGES="postgresql-15 postgresql-server-dev-15 postgresql-15-cron \
 libcurl4-openssl-dev libssl-dev libmicrohttpd-dev libipc-run-perl python3-botocore make gcc"
+# Only the tests need these: the HA tests' Patroni and etcd (test/ha/).
+FS_APT_TEST_PACKAGES="patroni etcd-server"
 
-fs_ensure_packages() {
+fs_ensure_packages() {	# fs_ensure_packages [extra packages...]
 	local missing=""
-	for p in $FS_APT_PACKAGES; do
+	for p in $FS_APT_PACKAGES "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 			missing="$missing $p"
 	done
@@ -32,9 +34,9 @@ fs_build_install() {
 	make -C "$top" -s install > /dev/null || return 1
 }
 
-fs_setup() {
-	local top=$1
-	fs_ensure_packages || return 1
+fs_setup() {	# fs_setup TOP [extra packages...]
+	local top=$1; shift
+	fs_ensure_packages "$@" || return 1
 	export PATH="$(pg_config --bindir):$PATH"
 	fs_build_install "$top"
 }
