@@ -16,7 +16,8 @@
 # FS_TOP (checkout), FS_PYTHON (Debian's python3), FS_SCRATCH (a private
 # temporary directory) and PGHOST/PGPORT/PGUSER of the shared cluster.
 #
-# Usage: bash test/run.sh [pattern]   (pattern filters the *.test scripts)
+# Usage: bash test/run.sh [pattern]   (pattern filters the *.test scripts;
+#        the pattern "suites" runs the pg_regress and isolation suites alone)
 set -u
 FS_TOP=$(cd "$(dirname "$0")/.." && pwd)
 export FS_TOP
@@ -67,7 +68,7 @@ suite() {	# suite TARGET-NAME make-args...
 	record "$name" "$ok" "$bad"
 }
 
-if [ -z "$pattern" ]; then
+if [ -z "$pattern" ] || [ "$pattern" = suites ]; then
 	suite regress installcheck ISOLATION=
 	suite isolation installcheck REGRESS=
 fi
