@@ -4,8 +4,9 @@
 
 FS_APT_PACKAGES="postgresql-15 postgresql-server-dev-15 postgresql-15-cron \
 libcurl4-openssl-dev libssl-dev libmicrohttpd-dev libipc-run-perl python3-botocore make gcc"
-# Only the tests need these: the HA tests' Patroni and etcd (test/ha/).
-FS_APT_TEST_PACKAGES="patroni etcd-server"
+# Only the tests need these: the HA tests' Patroni and etcd (test/ha/), and
+# what test/package/deb.test needs to build the Debian package.
+FS_APT_TEST_PACKAGES="patroni etcd-server debhelper postgresql-server-dev-all"
 
 fs_ensure_packages() {	# fs_ensure_packages [extra packages...]
 	local missing=""
