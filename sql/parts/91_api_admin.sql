@@ -295,6 +295,25 @@ $$;
 REVOKE ALL ON FUNCTION fairshare._finish_deletions() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare._finish_deletions() TO fairshare_admin;
 
+-- What DeleteJobQueue and DeleteQuotaShare do once they have marked the
+-- queue or share: terminate its unfinished jobs (share NULL: every job of
+-- the queue), then finish the deletions that can be finished.
+CREATE FUNCTION fairshare._api_terminate_for_deletion(queue text, share text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	reason text := CASE WHEN share IS NULL THEN format('job queue %s is being deleted', queue)
+						ELSE format('quota share %s is being deleted', share) END;
+	j bigint;
+BEGIN
+	FOR j IN SELECT job_id FROM fairshare.jobs
+			  WHERE job_queue = queue AND (share IS NULL OR quota_share = share) AND status NOT IN ('SUCCEEDED', 'FAILED')
+			  ORDER BY job_id LOOP
+		PERFORM fairshare.terminate_job(j, reason);
+	END LOOP;
+	PERFORM fairshare._finish_deletions();
+END
+$$;
+
 ------------------------------------------------------------------------------
 -- Reading requests
 ------------------------------------------------------------------------------
@@ -830,7 +849,6 @@ DECLARE
 	r jsonb := fairshare._api_request(request);
 	queue text := fairshare._api_resource_name('job-queue', fairshare._api_string(r, 'jobQueue', true), 'jobQueue');
 	q fairshare.job_queues;
-	j bigint;
 BEGIN
 	SELECT * INTO q FROM fairshare.job_queues WHERE name = queue FOR UPDATE;
 	IF NOT FOUND THEN
@@ -843,11 +861,7 @@ BEGIN
 	IF q.deleting_since IS NULL THEN
 		UPDATE fairshare.job_queues SET accepts_jobs = false, deleting_since = now() WHERE name = queue;
 	END IF;
-	FOR j IN SELECT job_id FROM fairshare.jobs WHERE job_queue = queue AND status NOT IN ('SUCCEEDED', 'FAILED')
-			  ORDER BY job_id LOOP
-		PERFORM fairshare.terminate_job(j, format('job queue %s is being deleted', queue));
-	END LOOP;
-	PERFORM fairshare._finish_deletions();
+	PERFORM fairshare._api_terminate_for_deletion(queue, NULL);
 	RETURN '{}'::jsonb;
 END
 $$;
@@ -1141,7 +1155,6 @@ DECLARE
 	r jsonb := fairshare._api_request(request);
 	k record;
 	s fairshare.quota_shares;
-	j bigint;
 BEGIN
 	SELECT * INTO k FROM fairshare._api_quota_share_key(fairshare._api_string(r, 'quotaShareArn', true), 'quotaShareArn');
 	SELECT * INTO s FROM fairshare.quota_shares WHERE job_queue = k.job_queue AND name = k.name FOR UPDATE;
@@ -1156,12 +1169,7 @@ BEGIN
 		UPDATE fairshare.quota_shares SET accepts_jobs = false, deleting_since = now()
 		 WHERE job_queue = k.job_queue AND name = k.name;
 	END IF;
-	FOR j IN SELECT job_id FROM fairshare.jobs
-			  WHERE job_queue = k.job_queue AND quota_share = k.name AND status NOT IN ('SUCCEEDED', 'FAILED')
-			  ORDER BY job_id LOOP
-		PERFORM fairshare.terminate_job(j, format('quota share %s is being deleted', k.name));
-	END LOOP;
-	PERFORM fairshare._finish_deletions();
+	PERFORM fairshare._api_terminate_for_deletion(k.job_queue, k.name);
 	RETURN '{}'::jsonb;
 END
 $$;
@@ -1341,6 +1349,7 @@ REVOKE ALL ON FUNCTION fairshare._check_tags(text, jsonb), fairshare._validate_r
 	fairshare._api_parse_arn(text, text), fairshare._api_quota_share_key(text, text),
 	fairshare._api_not_found(text, text), fairshare._api_capacity_limits(jsonb, text, boolean),
 	fairshare._api_no_compute_environments(jsonb), fairshare._api_existing_policy(text),
+	fairshare._api_terminate_for_deletion(text, text),
 	fairshare._api_set_capacity_limits(text, jsonb), fairshare._api_set_queue_environments(text, jsonb),
 	fairshare._api_set_time_limit_actions(text, jsonb), fairshare._api_set_policy(text, jsonb, jsonb),
 	fairshare._api_set_quota_share(text, text, jsonb), fairshare._api_lock_tags(text, text),
@@ -1376,6 +1385,7 @@ GRANT EXECUTE ON FUNCTION fairshare._api_describe_service_environments(jsonb), f
 -- Changing it: admins only.
 GRANT EXECUTE ON FUNCTION fairshare._api_capacity_limits(jsonb, text, boolean),
 	fairshare._api_no_compute_environments(jsonb), fairshare._api_existing_policy(text),
+	fairshare._api_terminate_for_deletion(text, text),
 	fairshare._api_set_capacity_limits(text, jsonb), fairshare._api_set_queue_environments(text, jsonb),
 	fairshare._api_set_time_limit_actions(text, jsonb), fairshare._api_set_policy(text, jsonb, jsonb),
 	fairshare._api_set_quota_share(text, text, jsonb), fairshare._api_lock_tags(text, text),
