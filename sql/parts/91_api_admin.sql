@@ -724,6 +724,17 @@ BEGIN
 END
 $$;
 
+-- The state a job queue or quota share is given: ENABLED or DISABLED
+-- (NULL: left as it is).
+CREATE FUNCTION fairshare._api_check_state(state text)
+RETURNS void LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	IF state NOT IN ('ENABLED', 'DISABLED') THEN
+		PERFORM fairshare._reject('22023', format('invalid state "%s"', state), 'The state is ENABLED or DISABLED.');
+	END IF;
+END
+$$;
+
 -- A queue's request may name no compute environments: fairshare's queues
 -- have service environments only.
 CREATE FUNCTION fairshare._api_no_compute_environments(r jsonb)
@@ -771,9 +782,7 @@ BEGIN
 	IF envs IS NULL THEN
 		PERFORM fairshare._reject('22023', 'serviceEnvironmentOrder is required');
 	END IF;
-	IF queue_state NOT IN ('ENABLED', 'DISABLED') THEN
-		PERFORM fairshare._reject('22023', format('invalid state "%s"', queue_state), 'The state is ENABLED or DISABLED.');
-	END IF;
+	PERFORM fairshare._api_check_state(queue_state);
 	IF policy_param IS NOT NULL THEN
 		policy := fairshare._api_existing_policy(policy_param);
 	END IF;
@@ -811,9 +820,7 @@ BEGIN
 		PERFORM fairshare._reject('55000', format('job queue "%s" is being deleted', queue));
 	END IF;
 	PERFORM fairshare._api_no_compute_environments(r);
-	IF queue_state IS NOT NULL AND queue_state NOT IN ('ENABLED', 'DISABLED') THEN
-		PERFORM fairshare._reject('22023', format('invalid state "%s"', queue_state), 'The state is ENABLED or DISABLED.');
-	END IF;
+	PERFORM fairshare._api_check_state(queue_state);
 	IF policy_param IS NOT NULL THEN
 		policy := fairshare._api_existing_policy(policy_param);
 		IF q.scheduling_policy IS NULL THEN
@@ -1075,9 +1082,8 @@ BEGIN
 		UPDATE fairshare.quota_shares s SET in_share_preemption = (in_share = 'ENABLED')
 		 WHERE s.job_queue = queue AND s.name = share AND s.in_share_preemption <> (in_share = 'ENABLED');
 	END IF;
-	IF share_state IS NOT NULL AND share_state NOT IN ('ENABLED', 'DISABLED') THEN
-		PERFORM fairshare._reject('22023', format('invalid state "%s"', share_state), 'The state is ENABLED or DISABLED.');
-	ELSIF share_state = 'ENABLED' THEN
+	PERFORM fairshare._api_check_state(share_state);
+	IF share_state = 'ENABLED' THEN
 		UPDATE fairshare.quota_shares s SET accepts_jobs = true, state = 'ENABLED'
 		 WHERE s.job_queue = queue AND s.name = share AND NOT (s.accepts_jobs AND s.state = 'ENABLED');
 	ELSIF share_state = 'DISABLED' THEN
@@ -1349,7 +1355,7 @@ REVOKE ALL ON FUNCTION fairshare._check_tags(text, jsonb), fairshare._validate_r
 	fairshare._api_parse_arn(text, text), fairshare._api_quota_share_key(text, text),
 	fairshare._api_not_found(text, text), fairshare._api_capacity_limits(jsonb, text, boolean),
 	fairshare._api_no_compute_environments(jsonb), fairshare._api_existing_policy(text),
-	fairshare._api_terminate_for_deletion(text, text),
+	fairshare._api_check_state(text), fairshare._api_terminate_for_deletion(text, text),
 	fairshare._api_set_capacity_limits(text, jsonb), fairshare._api_set_queue_environments(text, jsonb),
 	fairshare._api_set_time_limit_actions(text, jsonb), fairshare._api_set_policy(text, jsonb, jsonb),
 	fairshare._api_set_quota_share(text, text, jsonb), fairshare._api_lock_tags(text, text),
@@ -1385,7 +1391,7 @@ GRANT EXECUTE ON FUNCTION fairshare._api_describe_service_environments(jsonb), f
 -- Changing it: admins only.
 GRANT EXECUTE ON FUNCTION fairshare._api_capacity_limits(jsonb, text, boolean),
 	fairshare._api_no_compute_environments(jsonb), fairshare._api_existing_policy(text),
-	fairshare._api_terminate_for_deletion(text, text),
+	fairshare._api_check_state(text), fairshare._api_terminate_for_deletion(text, text),
 	fairshare._api_set_capacity_limits(text, jsonb), fairshare._api_set_queue_environments(text, jsonb),
 	fairshare._api_set_time_limit_actions(text, jsonb), fairshare._api_set_policy(text, jsonb, jsonb),
 	fairshare._api_set_quota_share(text, text, jsonb), fairshare._api_lock_tags(text, text),
