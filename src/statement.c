@@ -51,3 +51,25 @@ fairshare_run_statement(FairshareStatement *st, Datum *values, const char *nulls
 				 errdetail_internal("Statement: %s", st->sql)));
 	return SPI_processed;
 }
+
+uint64
+fairshare_run_statement_as(FairshareStatement *st, Oid role, Datum *values, const char *nulls)
+{
+	Oid			saved_user;
+	int			saved_context;
+
+	(void) statement_plan(st);
+	GetUserIdAndSecContext(&saved_user, &saved_context);
+	SetUserIdAndSecContext(role, saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	PG_TRY();
+	{
+		(void) fairshare_run_statement(st, values, nulls);
+	}
+	PG_FINALLY();
+	{
+		/* Not left to the abort: a caller that catches the error must be itself again. */
+		SetUserIdAndSecContext(saved_user, saved_context);
+	}
+	PG_END_TRY();
+	return SPI_processed;
+}

@@ -25,6 +25,10 @@
  * "what") and the statement; errors raised by the SQL itself (a
  * constraint, a trigger) reach the caller as they are.
  *
+ * fairshare_run_statement_as() runs a statement as another role, the way
+ * the AWS Batch API runs an operation as its key's role: grants and
+ * row-level security apply as to that role in SQL.
+ *
  * A bottom layer: it includes nothing of fairshare's.
  *
  *-------------------------------------------------------------------------
@@ -49,5 +53,14 @@ typedef struct FairshareStatement
  * NULL when none is); returns SPI_processed.  The rows are in SPI_tuptable.
  */
 extern uint64 fairshare_run_statement(FairshareStatement *st, Datum *values, const char *nulls);
+
+/*
+ * The same, as role: the user id is switched to it for the run, as a
+ * security-restricted operation (the SQL can neither SET ROLE back nor
+ * leave session state such as a temporary table behind), and restored
+ * afterwards, on an error too.  The plan is prepared as the caller, before
+ * the switch.
+ */
+extern uint64 fairshare_run_statement_as(FairshareStatement *st, Oid role, Datum *values, const char *nulls);
 
 #endif							/* FAIRSHARE_STATEMENT_H */

@@ -295,6 +295,25 @@ $$;
 REVOKE ALL ON FUNCTION fairshare._finish_deletions() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare._finish_deletions() TO fairshare_admin;
 
+-- What DeleteJobQueue and DeleteQuotaShare do once they have marked the
+-- queue or share: terminate its unfinished jobs (share NULL: every job of
+-- the queue), then finish the deletions that can be finished.
+CREATE FUNCTION fairshare._api_terminate_for_deletion(queue text, share text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	reason text := CASE WHEN share IS NULL THEN format('job queue %s is being deleted', queue)
+						ELSE format('quota share %s is being deleted', share) END;
+	j bigint;
+BEGIN
+	FOR j IN SELECT job_id FROM fairshare.jobs
+			  WHERE job_queue = queue AND (share IS NULL OR quota_share = share) AND status NOT IN ('SUCCEEDED', 'FAILED')
+			  ORDER BY job_id LOOP
+		PERFORM fairshare.terminate_job(j, reason);
+	END LOOP;
+	PERFORM fairshare._finish_deletions();
+END
+$$;
+
 ------------------------------------------------------------------------------
 -- Reading requests
 ------------------------------------------------------------------------------
@@ -340,6 +359,32 @@ $$;
 CREATE FUNCTION fairshare._api_next_token(last_key text)
 RETURNS text LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT translate(encode(convert_to('fs1:' || last_key, 'UTF8'), 'base64'), E'\n', '')
+$$;
+
+-- One page of a paginated answer, from the keys and items of the rows
+-- after the previous page's last key, in key order, read up to
+-- max_results + 1 (the extra row only says there is more): the first
+-- max_results items as member and, when there is more, the nextToken of
+-- the last key shown.
+CREATE FUNCTION fairshare._api_page_answer(member text, max_results integer, keys text[], items jsonb[])
+RETURNS jsonb LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT jsonb_build_object(member, coalesce(to_jsonb(items[1:max_results]), '[]'))
+		   || CASE WHEN cardinality(keys) > max_results
+				   THEN jsonb_build_object('nextToken', fairshare._api_next_token(keys[max_results]))
+				   ELSE '{}' END
+$$;
+
+-- The names a Describe operation asks for: wanted, its member (of names or
+-- ARNs of resources of kind, noun saying which), at most 100 of them; NULL
+-- when the request names none.
+CREATE FUNCTION fairshare._api_wanted_names(wanted jsonb, kind text, member text, noun text)
+RETURNS text[] LANGUAGE plpgsql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	IF jsonb_array_length(wanted) > 100 THEN
+		PERFORM fairshare._reject('22023', format('%s lists at most 100 %s', member, noun));
+	END IF;
+	RETURN (SELECT array_agg(fairshare._api_resource_name(kind, x, member)) FROM jsonb_array_elements_text(wanted) x);
+END
 $$;
 
 -- A resource's ARN split into its kind and name ('<queue>/<share>' for a
@@ -606,29 +651,15 @@ DECLARE
 	wanted jsonb := fairshare._api_json(r, 'serviceEnvironments', 'array');
 	names text[];
 	page record;
-	items jsonb;
-	last_key text;
-	more boolean;
 BEGIN
 	SELECT * INTO page FROM fairshare._api_page(r);
-	IF wanted IS NOT NULL THEN
-		IF jsonb_array_length(wanted) > 100 THEN
-			PERFORM fairshare._reject('22023', 'serviceEnvironments lists at most 100 names');
-		END IF;
-		SELECT array_agg(fairshare._api_resource_name('service-environment', x, 'serviceEnvironments'))
-		  INTO names FROM jsonb_array_elements_text(wanted) x;
-	END IF;
-	WITH p AS (
-		SELECT e FROM fairshare.service_environments e
-		 WHERE (names IS NULL OR e.name = ANY (names))
-		   AND (page.after_key IS NULL OR e.name > page.after_key)
-		 ORDER BY e.name LIMIT page.max_results + 1),
-	n AS (SELECT e, row_number() OVER (ORDER BY (e).name) AS i FROM p)
-	SELECT coalesce(jsonb_agg(fairshare._api_service_environment_detail(e) ORDER BY i) FILTER (WHERE i <= page.max_results), '[]'),
-		   max((e).name) FILTER (WHERE i <= page.max_results), count(*) > page.max_results
-	  INTO items, last_key, more FROM n;
-	RETURN jsonb_build_object('serviceEnvironments', items)
-		   || CASE WHEN more THEN jsonb_build_object('nextToken', fairshare._api_next_token(last_key)) ELSE '{}' END;
+	names := fairshare._api_wanted_names(wanted, 'service-environment', 'serviceEnvironments', 'names');
+	RETURN (SELECT fairshare._api_page_answer('serviceEnvironments', page.max_results, array_agg((p.e).name ORDER BY (p.e).name),
+											  array_agg(fairshare._api_service_environment_detail(p.e) ORDER BY (p.e).name))
+			  FROM (SELECT e FROM fairshare.service_environments e
+					 WHERE (names IS NULL OR e.name = ANY (names))
+					   AND (page.after_key IS NULL OR e.name > page.after_key)
+					 ORDER BY e.name LIMIT page.max_results + 1) p);
 END
 $$;
 
@@ -693,6 +724,42 @@ BEGIN
 END
 $$;
 
+-- The state a job queue or quota share is given: ENABLED or DISABLED
+-- (NULL: left as it is).
+CREATE FUNCTION fairshare._api_check_state(state text)
+RETURNS void LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	IF state NOT IN ('ENABLED', 'DISABLED') THEN
+		PERFORM fairshare._reject('22023', format('invalid state "%s"', state), 'The state is ENABLED or DISABLED.');
+	END IF;
+END
+$$;
+
+-- A queue's request may name no compute environments: fairshare's queues
+-- have service environments only.
+CREATE FUNCTION fairshare._api_no_compute_environments(r jsonb)
+RETURNS void LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	IF coalesce(jsonb_array_length(fairshare._api_json(r, 'computeEnvironmentOrder', 'array')), 0) > 0 THEN
+		PERFORM fairshare._reject('22023', 'computeEnvironmentOrder is not supported',
+			'fairshare queues place SageMaker training jobs on service environments: use serviceEnvironmentOrder.');
+	END IF;
+END
+$$;
+
+-- The scheduling policy a queue's schedulingPolicyArn names, which must exist.
+CREATE FUNCTION fairshare._api_existing_policy(policy_arn text)
+RETURNS text LANGUAGE plpgsql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	policy text := fairshare._api_resource_name('scheduling-policy', policy_arn, 'schedulingPolicyArn');
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM fairshare.scheduling_policies WHERE name = policy) THEN
+		PERFORM fairshare._api_not_found('scheduling policy', policy);
+	END IF;
+	RETURN policy;
+END
+$$;
+
 CREATE FUNCTION fairshare._api_create_job_queue(request jsonb)
 RETURNS jsonb LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
@@ -711,21 +778,13 @@ BEGIN
 		PERFORM fairshare._reject('22023', format('jobQueueType "%s" is not supported', queue_type),
 			'fairshare runs SageMaker training jobs: the type is SAGEMAKER_TRAINING.');
 	END IF;
-	IF coalesce(jsonb_array_length(fairshare._api_json(r, 'computeEnvironmentOrder', 'array')), 0) > 0 THEN
-		PERFORM fairshare._reject('22023', 'computeEnvironmentOrder is not supported',
-			'fairshare queues place SageMaker training jobs on service environments: use serviceEnvironmentOrder.');
-	END IF;
+	PERFORM fairshare._api_no_compute_environments(r);
 	IF envs IS NULL THEN
 		PERFORM fairshare._reject('22023', 'serviceEnvironmentOrder is required');
 	END IF;
-	IF queue_state NOT IN ('ENABLED', 'DISABLED') THEN
-		PERFORM fairshare._reject('22023', format('invalid state "%s"', queue_state), 'The state is ENABLED or DISABLED.');
-	END IF;
+	PERFORM fairshare._api_check_state(queue_state);
 	IF policy_param IS NOT NULL THEN
-		policy := fairshare._api_resource_name('scheduling-policy', policy_param, 'schedulingPolicyArn');
-		IF NOT EXISTS (SELECT 1 FROM fairshare.scheduling_policies WHERE name = policy) THEN
-			PERFORM fairshare._api_not_found('scheduling policy', policy);
-		END IF;
+		policy := fairshare._api_existing_policy(policy_param);
 	END IF;
 	IF EXISTS (SELECT 1 FROM fairshare.job_queues WHERE name = queue) THEN
 		PERFORM fairshare._reject('23505', format('job queue "%s" already exists', queue));
@@ -760,18 +819,10 @@ BEGIN
 	IF q.deleting_since IS NOT NULL THEN
 		PERFORM fairshare._reject('55000', format('job queue "%s" is being deleted', queue));
 	END IF;
-	IF coalesce(jsonb_array_length(fairshare._api_json(r, 'computeEnvironmentOrder', 'array')), 0) > 0 THEN
-		PERFORM fairshare._reject('22023', 'computeEnvironmentOrder is not supported',
-			'fairshare queues place SageMaker training jobs on service environments: use serviceEnvironmentOrder.');
-	END IF;
-	IF queue_state IS NOT NULL AND queue_state NOT IN ('ENABLED', 'DISABLED') THEN
-		PERFORM fairshare._reject('22023', format('invalid state "%s"', queue_state), 'The state is ENABLED or DISABLED.');
-	END IF;
+	PERFORM fairshare._api_no_compute_environments(r);
+	PERFORM fairshare._api_check_state(queue_state);
 	IF policy_param IS NOT NULL THEN
-		policy := fairshare._api_resource_name('scheduling-policy', policy_param, 'schedulingPolicyArn');
-		IF NOT EXISTS (SELECT 1 FROM fairshare.scheduling_policies WHERE name = policy) THEN
-			PERFORM fairshare._api_not_found('scheduling policy', policy);
-		END IF;
+		policy := fairshare._api_existing_policy(policy_param);
 		IF q.scheduling_policy IS NULL THEN
 			PERFORM fairshare._reject('22023', format('job queue "%s" is FIFO: a scheduling policy cannot be added to it', queue),
 				'As in AWS Batch, a queue created without a scheduling policy stays FIFO; create a new queue with one.');
@@ -805,7 +856,6 @@ DECLARE
 	r jsonb := fairshare._api_request(request);
 	queue text := fairshare._api_resource_name('job-queue', fairshare._api_string(r, 'jobQueue', true), 'jobQueue');
 	q fairshare.job_queues;
-	j bigint;
 BEGIN
 	SELECT * INTO q FROM fairshare.job_queues WHERE name = queue FOR UPDATE;
 	IF NOT FOUND THEN
@@ -818,11 +868,7 @@ BEGIN
 	IF q.deleting_since IS NULL THEN
 		UPDATE fairshare.job_queues SET accepts_jobs = false, deleting_since = now() WHERE name = queue;
 	END IF;
-	FOR j IN SELECT job_id FROM fairshare.jobs WHERE job_queue = queue AND status NOT IN ('SUCCEEDED', 'FAILED')
-			  ORDER BY job_id LOOP
-		PERFORM fairshare.terminate_job(j, format('job queue %s is being deleted', queue));
-	END LOOP;
-	PERFORM fairshare._finish_deletions();
+	PERFORM fairshare._api_terminate_for_deletion(queue, NULL);
 	RETURN '{}'::jsonb;
 END
 $$;
@@ -834,29 +880,15 @@ DECLARE
 	wanted jsonb := fairshare._api_json(r, 'jobQueues', 'array');
 	names text[];
 	page record;
-	items jsonb;
-	last_key text;
-	more boolean;
 BEGIN
 	SELECT * INTO page FROM fairshare._api_page(r);
-	IF wanted IS NOT NULL THEN
-		IF jsonb_array_length(wanted) > 100 THEN
-			PERFORM fairshare._reject('22023', 'jobQueues lists at most 100 names');
-		END IF;
-		SELECT array_agg(fairshare._api_resource_name('job-queue', x, 'jobQueues'))
-		  INTO names FROM jsonb_array_elements_text(wanted) x;
-	END IF;
-	WITH p AS (
-		SELECT q FROM fairshare.job_queues q
-		 WHERE (names IS NULL OR q.name = ANY (names))
-		   AND (page.after_key IS NULL OR q.name > page.after_key)
-		 ORDER BY q.name LIMIT page.max_results + 1),
-	n AS (SELECT q, row_number() OVER (ORDER BY (q).name) AS i FROM p)
-	SELECT coalesce(jsonb_agg(fairshare._api_job_queue_detail(q) ORDER BY i) FILTER (WHERE i <= page.max_results), '[]'),
-		   max((q).name) FILTER (WHERE i <= page.max_results), count(*) > page.max_results
-	  INTO items, last_key, more FROM n;
-	RETURN jsonb_build_object('jobQueues', items)
-		   || CASE WHEN more THEN jsonb_build_object('nextToken', fairshare._api_next_token(last_key)) ELSE '{}' END;
+	names := fairshare._api_wanted_names(wanted, 'job-queue', 'jobQueues', 'names');
+	RETURN (SELECT fairshare._api_page_answer('jobQueues', page.max_results, array_agg((p.q).name ORDER BY (p.q).name),
+											  array_agg(fairshare._api_job_queue_detail(p.q) ORDER BY (p.q).name))
+			  FROM (SELECT q FROM fairshare.job_queues q
+					 WHERE (names IS NULL OR q.name = ANY (names))
+					   AND (page.after_key IS NULL OR q.name > page.after_key)
+					 ORDER BY q.name LIMIT page.max_results + 1) p);
 END
 $$;
 
@@ -996,11 +1028,7 @@ DECLARE
 	wanted jsonb := fairshare._api_json(r, 'arns', 'array', true);
 	names text[];
 BEGIN
-	IF jsonb_array_length(wanted) > 100 THEN
-		PERFORM fairshare._reject('22023', 'arns lists at most 100 ARNs');
-	END IF;
-	SELECT array_agg(fairshare._api_resource_name('scheduling-policy', x, 'arns'))
-	  INTO names FROM jsonb_array_elements_text(wanted) x;
+	names := fairshare._api_wanted_names(wanted, 'scheduling-policy', 'arns', 'ARNs');
 	RETURN jsonb_build_object('schedulingPolicies', coalesce(
 		(SELECT jsonb_agg(fairshare._api_scheduling_policy_detail(p) ORDER BY p.name)
 		   FROM fairshare.scheduling_policies p WHERE p.name = ANY (names)), '[]'));
@@ -1012,22 +1040,14 @@ RETURNS jsonb LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_cata
 DECLARE
 	r jsonb := fairshare._api_request(request);
 	page record;
-	items jsonb;
-	last_key text;
-	more boolean;
 BEGIN
 	SELECT * INTO page FROM fairshare._api_page(r);
-	WITH p AS (
-		SELECT p.name FROM fairshare.scheduling_policies p
-		 WHERE page.after_key IS NULL OR p.name > page.after_key
-		 ORDER BY p.name LIMIT page.max_results + 1),
-	n AS (SELECT p.name, row_number() OVER (ORDER BY p.name) AS i FROM p)
-	SELECT coalesce(jsonb_agg(jsonb_build_object('arn', fairshare._api_arn('scheduling-policy', n.name)) ORDER BY i)
-					FILTER (WHERE i <= page.max_results), '[]'),
-		   max(n.name) FILTER (WHERE i <= page.max_results), count(*) > page.max_results
-	  INTO items, last_key, more FROM n;
-	RETURN jsonb_build_object('schedulingPolicies', items)
-		   || CASE WHEN more THEN jsonb_build_object('nextToken', fairshare._api_next_token(last_key)) ELSE '{}' END;
+	RETURN (SELECT fairshare._api_page_answer('schedulingPolicies', page.max_results, array_agg(p.name ORDER BY p.name),
+											  array_agg(jsonb_build_object('arn', fairshare._api_arn('scheduling-policy', p.name))
+														ORDER BY p.name))
+			  FROM (SELECT p.name FROM fairshare.scheduling_policies p
+					 WHERE page.after_key IS NULL OR p.name > page.after_key
+					 ORDER BY p.name LIMIT page.max_results + 1) p);
 END
 $$;
 
@@ -1062,9 +1082,8 @@ BEGIN
 		UPDATE fairshare.quota_shares s SET in_share_preemption = (in_share = 'ENABLED')
 		 WHERE s.job_queue = queue AND s.name = share AND s.in_share_preemption <> (in_share = 'ENABLED');
 	END IF;
-	IF share_state IS NOT NULL AND share_state NOT IN ('ENABLED', 'DISABLED') THEN
-		PERFORM fairshare._reject('22023', format('invalid state "%s"', share_state), 'The state is ENABLED or DISABLED.');
-	ELSIF share_state = 'ENABLED' THEN
+	PERFORM fairshare._api_check_state(share_state);
+	IF share_state = 'ENABLED' THEN
 		UPDATE fairshare.quota_shares s SET accepts_jobs = true, state = 'ENABLED'
 		 WHERE s.job_queue = queue AND s.name = share AND NOT (s.accepts_jobs AND s.state = 'ENABLED');
 	ELSIF share_state = 'DISABLED' THEN
@@ -1142,7 +1161,6 @@ DECLARE
 	r jsonb := fairshare._api_request(request);
 	k record;
 	s fairshare.quota_shares;
-	j bigint;
 BEGIN
 	SELECT * INTO k FROM fairshare._api_quota_share_key(fairshare._api_string(r, 'quotaShareArn', true), 'quotaShareArn');
 	SELECT * INTO s FROM fairshare.quota_shares WHERE job_queue = k.job_queue AND name = k.name FOR UPDATE;
@@ -1157,12 +1175,7 @@ BEGIN
 		UPDATE fairshare.quota_shares SET accepts_jobs = false, deleting_since = now()
 		 WHERE job_queue = k.job_queue AND name = k.name;
 	END IF;
-	FOR j IN SELECT job_id FROM fairshare.jobs
-			  WHERE job_queue = k.job_queue AND quota_share = k.name AND status NOT IN ('SUCCEEDED', 'FAILED')
-			  ORDER BY job_id LOOP
-		PERFORM fairshare.terminate_job(j, format('quota share %s is being deleted', k.name));
-	END LOOP;
-	PERFORM fairshare._finish_deletions();
+	PERFORM fairshare._api_terminate_for_deletion(k.job_queue, k.name);
 	RETURN '{}'::jsonb;
 END
 $$;
@@ -1189,24 +1202,16 @@ DECLARE
 	r jsonb := fairshare._api_request(request);
 	queue text := fairshare._api_resource_name('job-queue', fairshare._api_string(r, 'jobQueue', true), 'jobQueue');
 	page record;
-	items jsonb;
-	last_key text;
-	more boolean;
 BEGIN
 	SELECT * INTO page FROM fairshare._api_page(r);
 	IF NOT EXISTS (SELECT 1 FROM fairshare.job_queues WHERE name = queue) THEN
 		PERFORM fairshare._api_not_found('job queue', queue);
 	END IF;
-	WITH p AS (
-		SELECT s FROM fairshare.quota_shares s
-		 WHERE s.job_queue = queue AND (page.after_key IS NULL OR s.name > page.after_key)
-		 ORDER BY s.name LIMIT page.max_results + 1),
-	n AS (SELECT s, row_number() OVER (ORDER BY (s).name) AS i FROM p)
-	SELECT coalesce(jsonb_agg(fairshare._api_quota_share_detail(s) - 'tags' ORDER BY i) FILTER (WHERE i <= page.max_results), '[]'),
-		   max((s).name) FILTER (WHERE i <= page.max_results), count(*) > page.max_results
-	  INTO items, last_key, more FROM n;
-	RETURN jsonb_build_object('quotaShares', items)
-		   || CASE WHEN more THEN jsonb_build_object('nextToken', fairshare._api_next_token(last_key)) ELSE '{}' END;
+	RETURN (SELECT fairshare._api_page_answer('quotaShares', page.max_results, array_agg((p.s).name ORDER BY (p.s).name),
+											  array_agg(fairshare._api_quota_share_detail(p.s) - 'tags' ORDER BY (p.s).name))
+			  FROM (SELECT s FROM fairshare.quota_shares s
+					 WHERE s.job_queue = queue AND (page.after_key IS NULL OR s.name > page.after_key)
+					 ORDER BY s.name LIMIT page.max_results + 1) p);
 END
 $$;
 
@@ -1345,8 +1350,12 @@ REVOKE ALL ON FUNCTION fairshare._check_tags(text, jsonb), fairshare._validate_r
 	fairshare._validate_time_limit_action(),
 	fairshare._api_string(jsonb, text, boolean), fairshare._api_integer(jsonb, text, boolean),
 	fairshare._api_json(jsonb, text, text, boolean), fairshare._api_request(jsonb), fairshare._api_page(jsonb),
-	fairshare._api_next_token(text), fairshare._api_parse_arn(text, text), fairshare._api_quota_share_key(text, text),
+	fairshare._api_next_token(text), fairshare._api_page_answer(text, integer, text[], jsonb[]),
+	fairshare._api_wanted_names(jsonb, text, text, text),
+	fairshare._api_parse_arn(text, text), fairshare._api_quota_share_key(text, text),
 	fairshare._api_not_found(text, text), fairshare._api_capacity_limits(jsonb, text, boolean),
+	fairshare._api_no_compute_environments(jsonb), fairshare._api_existing_policy(text),
+	fairshare._api_check_state(text), fairshare._api_terminate_for_deletion(text, text),
 	fairshare._api_set_capacity_limits(text, jsonb), fairshare._api_set_queue_environments(text, jsonb),
 	fairshare._api_set_time_limit_actions(text, jsonb), fairshare._api_set_policy(text, jsonb, jsonb),
 	fairshare._api_set_quota_share(text, text, jsonb), fairshare._api_lock_tags(text, text),
@@ -1366,7 +1375,9 @@ REVOKE ALL ON FUNCTION fairshare._check_tags(text, jsonb), fairshare._validate_r
 -- The helpers every operation calls, for every role that may call one.
 GRANT EXECUTE ON FUNCTION fairshare._api_string(jsonb, text, boolean), fairshare._api_integer(jsonb, text, boolean),
 	fairshare._api_json(jsonb, text, text, boolean), fairshare._api_request(jsonb), fairshare._api_page(jsonb),
-	fairshare._api_next_token(text), fairshare._api_parse_arn(text, text), fairshare._api_quota_share_key(text, text),
+	fairshare._api_next_token(text), fairshare._api_page_answer(text, integer, text[], jsonb[]),
+	fairshare._api_wanted_names(jsonb, text, text, text),
+	fairshare._api_parse_arn(text, text), fairshare._api_quota_share_key(text, text),
 	fairshare._api_not_found(text, text), fairshare._check_tags(text, jsonb)
 	TO fairshare_admin, fairshare_submitter, fairshare_viewer;
 
@@ -1379,6 +1390,8 @@ GRANT EXECUTE ON FUNCTION fairshare._api_describe_service_environments(jsonb), f
 
 -- Changing it: admins only.
 GRANT EXECUTE ON FUNCTION fairshare._api_capacity_limits(jsonb, text, boolean),
+	fairshare._api_no_compute_environments(jsonb), fairshare._api_existing_policy(text),
+	fairshare._api_check_state(text), fairshare._api_terminate_for_deletion(text, text),
 	fairshare._api_set_capacity_limits(text, jsonb), fairshare._api_set_queue_environments(text, jsonb),
 	fairshare._api_set_time_limit_actions(text, jsonb), fairshare._api_set_policy(text, jsonb, jsonb),
 	fairshare._api_set_quota_share(text, text, jsonb), fairshare._api_lock_tags(text, text),

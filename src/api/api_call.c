@@ -9,9 +9,10 @@
  * The key is read from fairshare.api_keys by this worker's session (the
  * catalog's owner may read the secret; nobody else may).  The secret is
  * copied out only for the signature check and wiped right after.  The
- * operation then runs with SetUserIdAndSecContext() switched to the key's
- * role as a security-restricted operation: grants and row-level security
- * apply exactly as to that role in SQL, and nothing can SET ROLE back.
+ * operation then runs as the key's role, as a security-restricted
+ * operation (fairshare_run_statement_as, statement.h): grants and
+ * row-level security apply exactly as to that role in SQL, and nothing can
+ * SET ROLE back.
  *
  * Every PostgreSQL error is caught here (fairshare_api_execute never
  * throws): the transaction is rolled back and the error mapped to AWS's
@@ -39,27 +40,38 @@
 #include "api/api.h"
 #include "api/api_internal.h"
 #include "settings.h"
+#include "statement.h"
 
 /* A request that has not finished in this long is cancelled. */
 #define API_STATEMENT_TIMEOUT_MS	10000
 
 /*
- * Plans kept for the worker's life: the key lookup and, once an operation
- * has been called, its call.  A request then neither parses nor plans its
- * top-level SQL; the plan cache replans them if the catalog changes (an
- * ALTER EXTENSION ... UPDATE, say).
+ * Statements kept for the worker's life (statement.h): the key lookup and,
+ * once an operation has been called, its call.  A request then neither
+ * parses nor plans its top-level SQL; the plan cache replans them if the
+ * catalog changes (an ALTER EXTENSION ... UPDATE, say).
  */
-static SPIPlanPtr key_plan = NULL;
+static FairshareStatement key_stmt = {
+	.what = "read fairshare.api_keys",
+	.sql = "SELECT k.secret_access_key, k.role, k.disabled_at IS NOT NULL, "
+		"r.oid IS NULL, coalesce(r.rolsuper OR r.rolbypassrls, false) "
+		"FROM fairshare.api_keys k LEFT JOIN pg_catalog.pg_roles r ON r.oid = k.role "
+		"WHERE k.access_key_id = $1",
+	.argtypes = {TEXTOID},
+	.read_only = true,
+	.max_rows = 1,
+};
 
-typedef struct OperationPlan
+typedef struct OperationStatement
 {
 	const char *function;		/* a static string of api_http.c's table */
-	SPIPlanPtr	plan;
-} OperationPlan;
+	FairshareStatement st;
+} OperationStatement;
 
-#define MAX_OPERATION_PLANS 64
-static OperationPlan operation_plans[MAX_OPERATION_PLANS];
-static int	n_operation_plans = 0;
+/* More than api_http.c's table routes to. */
+#define MAX_OPERATION_STATEMENTS 64
+static OperationStatement operation_statements[MAX_OPERATION_STATEMENTS];
+static int	n_operation_statements = 0;
 
 /* A JSON string literal of s into buf (PostgreSQL's escaping). */
 static void
@@ -149,32 +161,15 @@ typedef struct KeyRow
 static void
 lookup_key(const char *access_key_id, KeyRow *key)
 {
-	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1];
 	bool		isnull;
-	int			ret;
 	HeapTuple	tup;
 	TupleDesc	desc;
 	Datum		d;
 
 	memset(key, 0, sizeof(*key));
-	if (key_plan == NULL)
-	{
-		SPIPlanPtr	plan = SPI_prepare("SELECT k.secret_access_key, k.role, k.disabled_at IS NOT NULL, "
-									   "r.oid IS NULL, coalesce(r.rolsuper OR r.rolbypassrls, false) "
-									   "FROM fairshare.api_keys k LEFT JOIN pg_catalog.pg_roles r ON r.oid = k.role "
-									   "WHERE k.access_key_id = $1",
-									   1, argtypes);
-
-		if (plan == NULL || SPI_keepplan(plan) != 0)
-			elog(ERROR, "could not prepare the API key lookup: %s", SPI_result_code_string(SPI_result));
-		key_plan = plan;
-	}
 	values[0] = CStringGetTextDatum(access_key_id);
-	ret = SPI_execute_plan(key_plan, values, NULL, true, 1);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "could not read fairshare.api_keys");
-	if (SPI_processed == 0)
+	if (fairshare_run_statement(&key_stmt, values, NULL) == 0)
 		return;
 	tup = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
@@ -246,39 +241,39 @@ params_json(FsApiRequest *req)
 }
 
 /*
- * The kept plan calling fairshare.<function>(jsonb) with the body ($1) and
+ * The statement calling fairshare.<function>(jsonb) with the body ($1) and
  * the path and query parameters ($2); NULL when this version of the catalog
- * has no such function (not remembered: an upgrade may add it).
+ * has no such function (not remembered: an upgrade may add it).  Its SQL is
+ * built from the name in api_http.c's table, never from the request.
  */
-static SPIPlanPtr
-operation_plan(const char *function)
+static FairshareStatement *
+operation_statement(const char *function)
 {
-	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	Oid			jsonb_arg[1] = {JSONBOID};
 	List	   *name;
-	SPIPlanPtr	plan;
-	char	   *sql;
+	OperationStatement *op;
+	MemoryContext old;
 
-	for (int i = 0; i < n_operation_plans; i++)
-		if (strcmp(operation_plans[i].function, function) == 0)
-			return operation_plans[i].plan;
+	for (int i = 0; i < n_operation_statements; i++)
+		if (strcmp(operation_statements[i].function, function) == 0)
+			return &operation_statements[i].st;
 	name = list_make2(makeString("fairshare"), makeString(pstrdup(function)));
 	if (!OidIsValid(LookupFuncName(name, 1, jsonb_arg, true)))
 		return NULL;
-	sql = psprintf("SELECT fairshare.%s(b OPERATOR(pg_catalog.||) $2::pg_catalog.jsonb)::pg_catalog.text "
-				   "FROM (SELECT COALESCE(NULLIF(pg_catalog.btrim($1), '')::pg_catalog.jsonb, '{}') AS b) s "
-				   "WHERE pg_catalog.jsonb_typeof(b) OPERATOR(pg_catalog.=) 'object'",
-				   quote_identifier(function));
-	plan = SPI_prepare(sql, 2, argtypes);
-	if (plan == NULL || SPI_keepplan(plan) != 0)
-		elog(ERROR, "could not prepare the call of fairshare.%s: %s", function, SPI_result_code_string(SPI_result));
-	if (n_operation_plans < MAX_OPERATION_PLANS)
-	{
-		operation_plans[n_operation_plans].function = function;
-		operation_plans[n_operation_plans].plan = plan;
-		n_operation_plans++;
-	}
-	return plan;
+	if (n_operation_statements >= MAX_OPERATION_STATEMENTS)
+		elog(ERROR, "more API operations than the %d statements api_call.c keeps", MAX_OPERATION_STATEMENTS);
+	op = &operation_statements[n_operation_statements++];
+	op->function = function;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	op->st.what = psprintf("call fairshare.%s", function);
+	op->st.sql = psprintf("SELECT fairshare.%s(b OPERATOR(pg_catalog.||) $2::pg_catalog.jsonb)::pg_catalog.text "
+						  "FROM (SELECT COALESCE(NULLIF(pg_catalog.btrim($1), '')::pg_catalog.jsonb, '{}') AS b) s "
+						  "WHERE pg_catalog.jsonb_typeof(b) OPERATOR(pg_catalog.=) 'object'",
+						  quote_identifier(function));
+	MemoryContextSwitchTo(old);
+	op->st.argtypes[0] = TEXTOID;
+	op->st.argtypes[1] = TEXTOID;
+	return &op->st;
 }
 
 static bool
@@ -301,11 +296,8 @@ execute_in_transaction(FsApiRequest *req, FsApiResponse *resp)
 	KeyRow		key;
 	const char *region = api_region();
 	char	   *body;
-	SPIPlanPtr	plan;
+	FairshareStatement *call;
 	Datum		values[2];
-	int			ret;
-	Oid			saved_user;
-	int			saved_context;
 	char	   *result;
 	bool		isnull;
 
@@ -349,8 +341,8 @@ execute_in_transaction(FsApiRequest *req, FsApiResponse *resp)
 							"Too many requests: this key is over fairshare.api_key_requests_per_second");
 		return;
 	}
-	plan = operation_plan(req->function);
-	if (plan == NULL)
+	call = operation_statement(req->function);
+	if (call == NULL)
 	{
 		fairshare_api_error(resp, 404, "UnknownOperationException",
 							psprintf("operation %s is not supported by this version of fairshare", req->operation));
@@ -366,13 +358,7 @@ execute_in_transaction(FsApiRequest *req, FsApiResponse *resp)
 	values[1] = CStringGetTextDatum(params_json(req));
 
 	/* As the key's role, restricted: grants and row-level security apply. */
-	GetUserIdAndSecContext(&saved_user, &saved_context);
-	SetUserIdAndSecContext(key.role, saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-	ret = SPI_execute_plan(plan, values, NULL, false, 0);
-	SetUserIdAndSecContext(saved_user, saved_context);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute_plan failed: %s", SPI_result_code_string(ret));
-	if (SPI_processed == 0)
+	if (fairshare_run_statement_as(call, key.role, values, NULL) == 0)
 	{
 		fairshare_api_error(resp, 400, "ClientException", "the request body must be a JSON object");
 		return;

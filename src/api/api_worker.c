@@ -261,6 +261,38 @@ current_signature(void)
 }
 
 /*
+ * What every daemon is started with, plain or TLS, whatever its address
+ * (each passes its own MHD_OPTION_SOCK_ADDR beside these).  libmicrohttpd
+ * reads the array when a daemon starts; tls_key and tls_cert must live
+ * until the daemons stop.  Integers go in value, pointers in ptr_value, a
+ * callback in value with its cls in ptr_value (MHD_OPTION_ARRAY).
+ */
+static struct MHD_OptionItem daemon_options[8 + 2 + 1];	/* every daemon's, TLS's, the end */
+
+static void
+build_daemon_options(bool tls)
+{
+	int			n = 0;
+
+#define OPTION(o, v, p) (daemon_options[n++] = (struct MHD_OptionItem) {(o), (intptr_t) (v), (p)})
+	OPTION(MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL);
+	OPTION(MHD_OPTION_CONNECTION_LIMIT, fairshare_api_max_connections + 16, NULL);
+	OPTION(MHD_OPTION_CONNECTION_TIMEOUT, fairshare_api_idle_timeout_s, NULL);
+	OPTION(MHD_OPTION_CONNECTION_MEMORY_LIMIT, fairshare_api_max_header_size + 8192, NULL);
+	OPTION(MHD_OPTION_NOTIFY_COMPLETED, fairshare_api_request_completed, NULL);
+	OPTION(MHD_OPTION_NOTIFY_CONNECTION, fairshare_api_connection_notify, NULL);
+	OPTION(MHD_OPTION_UNESCAPE_CALLBACK, fairshare_api_unescape_nothing, NULL);
+	OPTION(MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL);
+	if (tls)
+	{
+		OPTION(MHD_OPTION_HTTPS_MEM_KEY, 0, tls_key);
+		OPTION(MHD_OPTION_HTTPS_MEM_CERT, 0, tls_cert);
+	}
+	OPTION(MHD_OPTION_END, 0, NULL);
+#undef OPTION
+}
+
+/*
  * Open every listening socket.  Returns false when the settings forbid it
  * (logged once per setting change) or a socket could not be opened (then
  * nothing listens and the caller tries again later).
@@ -314,12 +346,12 @@ start_listening(bool *refused)
 			return false;
 		}
 	}
+	build_daemon_options(tls);
 	nlisteners = n;
 	for (int i = 0; i < n; i++)
 	{
 		Listener   *l = &listeners[i];
 		unsigned int flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
-		void	   *tls_cls = tls ? (void *) l : NULL;
 
 		if (l->ipv6)
 		{
@@ -330,34 +362,12 @@ start_listening(bool *refused)
 			((struct sockaddr_in *) &l->addr)->sin_port = htons(fairshare_api_port);
 		if (tls)
 			flags |= MHD_USE_TLS;
-		if (tls)
-			l->daemon = MHD_start_daemon(flags, fairshare_api_port, NULL, NULL,
-										 fairshare_api_access_handler, tls_cls,
-										 MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &l->addr,
-										 MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int) 1,
-										 MHD_OPTION_CONNECTION_LIMIT, (unsigned int) (fairshare_api_max_connections + 16),
-										 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) fairshare_api_idle_timeout_s,
-										 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) (fairshare_api_max_header_size + 8192),
-										 MHD_OPTION_NOTIFY_COMPLETED, fairshare_api_request_completed, NULL,
-										 MHD_OPTION_NOTIFY_CONNECTION, fairshare_api_connection_notify, NULL,
-										 MHD_OPTION_UNESCAPE_CALLBACK, fairshare_api_unescape_nothing, NULL,
-										 MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
-										 MHD_OPTION_HTTPS_MEM_KEY, tls_key,
-										 MHD_OPTION_HTTPS_MEM_CERT, tls_cert,
-										 MHD_OPTION_END);
-		else
-			l->daemon = MHD_start_daemon(flags, fairshare_api_port, NULL, NULL,
-										 fairshare_api_access_handler, NULL,
-										 MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &l->addr,
-										 MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int) 1,
-										 MHD_OPTION_CONNECTION_LIMIT, (unsigned int) (fairshare_api_max_connections + 16),
-										 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) fairshare_api_idle_timeout_s,
-										 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) (fairshare_api_max_header_size + 8192),
-										 MHD_OPTION_NOTIFY_COMPLETED, fairshare_api_request_completed, NULL,
-										 MHD_OPTION_NOTIFY_CONNECTION, fairshare_api_connection_notify, NULL,
-										 MHD_OPTION_UNESCAPE_CALLBACK, fairshare_api_unescape_nothing, NULL,
-										 MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
-										 MHD_OPTION_END);
+		/* The access handler's cls tells it the daemon serves HTTPS. */
+		l->daemon = MHD_start_daemon(flags, fairshare_api_port, NULL, NULL,
+									 fairshare_api_access_handler, tls ? (void *) l : NULL,
+									 MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &l->addr,
+									 MHD_OPTION_ARRAY, daemon_options,
+									 MHD_OPTION_END);
 		if (l->daemon == NULL)
 		{
 			ereport(WARNING,

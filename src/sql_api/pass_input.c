@@ -134,7 +134,16 @@ static FairshareStatement usage_stmt = {
 /*
  * The head of each share, n + 1 rows (the extra one says "there is more").
  * Rows come in no particular order; load_runnable sorts and trims them.
+ * A fair share and a quota share order their jobs the same way; only the
+ * column naming the share differs.
  */
+#define SHARE_HEADS_SQL(share_column) \
+		"SELECT s.q, s.id, " RUNNABLE_COLUMNS \
+		" FROM unnest($1::text[], $2::text[], $3::int[]) AS s(q, id, n)," \
+		" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q" \
+		"          AND " share_column " = s.id" \
+		"          ORDER BY scheduling_priority DESC, runnable_at, job_id LIMIT s.n + 1) j"
+
 static FairshareStatement fifo_heads_stmt = {
 	.what = "read the heads of FIFO queues",
 	.sql = "SELECT s.q, NULL::text, " RUNNABLE_COLUMNS
@@ -146,20 +155,12 @@ static FairshareStatement fifo_heads_stmt = {
 };
 static FairshareStatement fair_heads_stmt = {
 	.what = "read the heads of fair shares",
-	.sql = "SELECT s.q, s.id, " RUNNABLE_COLUMNS
-		" FROM unnest($1::text[], $2::text[], $3::int[]) AS s(q, id, n),"
-		" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q"
-		"          AND share_identifier = s.id"
-		"          ORDER BY scheduling_priority DESC, runnable_at, job_id LIMIT s.n + 1) j",
+	.sql = SHARE_HEADS_SQL("share_identifier"),
 	.argtypes = {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID},
 };
 static FairshareStatement quota_heads_stmt = {
 	.what = "read the heads of quota shares",
-	.sql = "SELECT s.q, s.id, " RUNNABLE_COLUMNS
-		" FROM unnest($1::text[], $2::text[], $3::int[]) AS s(q, id, n),"
-		" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q"
-		"          AND quota_share = s.id"
-		"          ORDER BY scheduling_priority DESC, runnable_at, job_id LIMIT s.n + 1) j",
+	.sql = SHARE_HEADS_SQL("quota_share"),
 	.argtypes = {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID},
 };
 /* Nominated jobs are always loaded, wherever they stand in their share. */
