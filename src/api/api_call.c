@@ -378,6 +378,7 @@ fairshare_api_execute(FsApiRequest *req, FsApiResponse *resp)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	volatile bool failed = false;
+	volatile bool unconfirmed = false;
 	ErrorData  *volatile edata = NULL;
 
 	memset(resp, 0, sizeof(*resp));
@@ -399,7 +400,21 @@ fairshare_api_execute(FsApiRequest *req, FsApiResponse *resp)
 		if (resp->error_type != NULL)
 			AbortCurrentTransaction();
 		else
+		{
 			CommitTransactionCommand();
+
+			/*
+			 * A commit that waits for the synchronous standby returns without
+			 * an error when SIGTERM (a fast shutdown: Patroni demoting this
+			 * node) or the postmaster's death ends the wait.  The transaction
+			 * committed here but may never reach the node promoted next, so
+			 * this is no acknowledgement: answer 500, which clients retry --
+			 * with the same clientToken, a retry finds the job if it
+			 * survived and submits it again if not.
+			 */
+			if (ProcDiePending)
+				unconfirmed = true;
+		}
 		pgstat_report_activity(STATE_IDLE, NULL);
 	}
 	PG_CATCH();
@@ -415,6 +430,15 @@ fairshare_api_execute(FsApiRequest *req, FsApiResponse *resp)
 	PG_END_TRY();
 	MemoryContextSwitchTo(cxt);
 
+	if (unconfirmed)
+	{
+		free(resp->body);
+		memset(resp, 0, sizeof(*resp));
+		fairshare_api_error(resp, 500, "ServerException",
+							psprintf("the server is shutting down and could not confirm that the request reached the synchronous standby; try again (request id %s)",
+									 req->request_id));
+		return;
+	}
 	if (!failed)
 	{
 		if (resp->body == NULL)
