@@ -135,6 +135,7 @@ typedef struct FsShareState
 								 * round, less what its own placements used since */
 	int		   *running;		/* indexes of its running jobs (in-share victims) */
 	int			n_running;
+	bool		listed_over;	/* in its queue's over list (fs_quota_shares_over) */
 
 	/*
 	 * Victim searches that failed: [environment position in its queue x
@@ -155,6 +156,9 @@ typedef struct FsQueueState
 	int64_t    *reserve_kept;	/* ... kept for this round: their unused_kept summed
 								 * (capacity.c: fs_keep_reserve, quota_place) */
 	int64_t    *fair_reserved;	/* fair share: [n_environments of FsInput] */
+	int		   *over;			/* quota: shares that may hold more than their
+								 * limit, NULL until a reclaim asks */
+	int			n_over;
 	int			starver;		/* nominee of its starvation nomination, or -1 */
 	int			first_starving; /* first failed head past starvation_wait, or -1 */
 	int64_t		placed_before_starving; /* placements in its environments then */
@@ -218,6 +222,15 @@ typedef struct FsPass
 	int			max_nominees;
 
 	bool	   *run_stopping;	/* [n_running]: stopping, or chosen as a victim now */
+
+	/*
+	 * Scratch of the victim search under way, [n_running] each, allocated
+	 * at the first one: the candidates, the over-limit ratio of each
+	 * candidate's share, the victims chosen (preemption.c).
+	 */
+	int		   *search_pool;
+	double	   *search_ratio;
+	int		   *search_chosen;
 
 	FsResult   *result;
 	int			max_decisions;
@@ -353,6 +366,8 @@ extern int64_t fs_quota_cap(FsPass *pass, int share, int unit_index, FsQuotaRigh
 extern int64_t fs_quota_room(FsPass *pass, int share, int type, FsQuotaRight right,
 							 int own_nominee, int *unit);
 extern bool fs_quota_guaranteed(FsPass *pass, int share, int type, int count);
+extern bool fs_quota_over_limit(const FsPass *pass, int share);
+extern const int *fs_quota_shares_over(FsPass *pass, int queue, int *n);
 extern int64_t fs_quota_borrowed(FsPass *pass, int share);
 extern void fs_init_rules(FsRules *rules);
 
