@@ -67,6 +67,7 @@ extern void fs_heap_init(FsHeap *heap, int capacity, FsBefore before,
 						 const void *ctx, FsArena *arena);
 extern void fs_heap_push(FsHeap *heap, int item);
 extern int	fs_heap_pop(FsHeap *heap);
+extern void fs_heap_sift_top(FsHeap *heap);
 
 /* ---------- the pass ---------- */
 
@@ -291,12 +292,22 @@ typedef struct FsRules
 extern void fs_sort_share_jobs(FsPass *pass, FsJobState *jobs, int n,
 							   FsPolicyKind policy);
 
+/* Where a share's next job stands in a merge (share_order.c: merge_before). */
+typedef struct FsMergeKey
+{
+	int64_t		job_id;
+	FsTime		runnable_at;
+	int			priority;		/* 0 in FIFO queues, which ignore it */
+	bool		unloaded;		/* past its prefix: stands for its next job */
+} FsMergeKey;
+
 typedef struct FsMerge
 {
 	FsPass	   *pass;
 	int			queue;
 	FsPolicyKind policy;
 	int		   *cursor;			/* per share of the queue: next job */
+	FsMergeKey *key;			/* per share of the queue: its cursor's key */
 	FsHeap		heap;
 } FsMerge;
 
