@@ -233,35 +233,35 @@ victim_order(const FsVictimSearch *s, int a, int b, double over_a, double over_b
 	return 0;
 }
 
-/* Which needs does stopping this running job reduce? */
-static bool
-reduces(const FsVictimSearch *s, int r, int need)
+/* Which needs does stopping this running job reduce?  Bit i: need i. */
+static inline unsigned
+reduces_mask(const FsVictimSearch *s, int r)
 {
 	const FsRunningJob *run = run_of(s, r);
+	unsigned	env = run->environment == s->env;
+	unsigned	share = run->share == s->share;
+	unsigned	type = run->instance_type == s->type;
 
-	switch (need)
-	{
-		case NEED_ENV_NUM:
-			return run->environment == s->env;
-		case NEED_ENV_TYPE:
-			return run->environment == s->env && run->instance_type == s->type;
-		case NEED_SHARE_NUM:
-			return run->share == s->share;
-		case NEED_SHARE_TYPE:
-			return run->share == s->share && run->instance_type == s->type;
-	}
-	return false;
+	return env << NEED_ENV_NUM | (env & type) << NEED_ENV_TYPE |
+		share << NEED_SHARE_NUM | (share & type) << NEED_SHARE_TYPE;
 }
 
 static bool
-useful(const FsVictimSearch *s, int r)
+reduces(const FsVictimSearch *s, int r, int need)
 {
-	int			i;
+	return (reduces_mask(s, r) >> need) & 1;
+}
 
-	for (i = 0; i < N_NEEDS; i++)
-		if (s->need[i] > 0 && reduces(s, r, i))
-			return true;
-	return false;
+/* The needs still short, as a mask of reduces_mask()'s bits. */
+static unsigned
+short_mask(const FsVictimSearch *s)
+{
+	unsigned	mask = 0;
+
+	for (int i = 0; i < N_NEEDS; i++)
+		if (s->need[i] > 0)
+			mask |= 1u << i;
+	return mask;
 }
 
 static bool
@@ -485,9 +485,13 @@ find_victims(FsVictimSearch *s)
 
 	/* cheap test first: can the candidates cover the need at all? */
 	for (k = 0; k < n_pool; k++)
+	{
+		unsigned	mask = reduces_mask(s, pool[k]);
+
 		for (i = 0; i < N_NEEDS; i++)
-			if (reduces(s, pool[k], i))
+			if (mask & (1u << i))
 				coverable[i] += run_of(s, pool[k])->instance_count;
+	}
 	for (i = 0; i < N_NEEDS; i++)
 		if (s->need[i] > coverable[i])
 			return false;
@@ -497,12 +501,13 @@ find_victims(FsVictimSearch *s)
 	while (short_of_room(s))
 	{
 		int			best = -1;
+		unsigned	short_of = short_mask(s);
 
 		for (k = 0; k < n_pool; k++)
 		{
 			int			r = pool[k];
 
-			if (pass->run_stopping[r] || !useful(s, r))
+			if (pass->run_stopping[r] || !(reduces_mask(s, r) & short_of))
 				continue;
 			if (s->reason == FS_PREEMPT_RECLAIM && ratio[k] <= 1.0)
 				continue;		/* its share is (now) at or under its limit */
