@@ -101,15 +101,18 @@ echo "$SHARES shares x $PER_SHARE = $((SHARES * PER_SHARE)) RUNNABLE, $(q -c "SE
 
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
-# The wrapper's head query (pass_input.c, quota_heads_plan) with n per share.
+# The wrapper's head query (pass_input.c, quota_heads_stmt and
+# fair_heads_stmt, RUNNABLE_COLUMNS) with n per share.
 head_sql() {
-	local column=$1 n=$2
-	echo "SELECT count(*) FROM (SELECT array_agg('big') AS q, array_agg(name) AS id, array_agg($n) AS n FROM fairshare.quota_shares) a,
+	local column=$1 n=$2 limit="j.request #> '{StoppingCondition,MaxRuntimeInSeconds}'"
+	echo "SELECT count(*) FROM (SELECT array_agg('big'::text) AS q, array_agg(name) AS id, array_agg($n) AS n FROM fairshare.quota_shares) a,
 	  unnest(a.q, a.id, a.n) AS s(q, id, n),
-	  LATERAL (SELECT j.job_id, j.job_name, j.scheduling_priority, j.runnable_at, j.instance_count, j.instance_types,
+	  LATERAL (SELECT s.q, s.id, j.job_id, j.job_name, j.scheduling_priority, j.runnable_at, j.instance_count, j.instance_types,
 				  j.nomination_kind, j.nominated_environment, j.nominated_instance_type, j.nominated_at,
 				  j.submitted_by || ':' || j.submitter_oid,
-				  least(CASE WHEN j.request #> '{StoppingCondition,MaxRuntimeInSeconds}' IS NULL THEN 86400 END,
+				  least(CASE WHEN $limit IS NULL THEN 86400
+						WHEN jsonb_typeof($limit) = 'number' AND (j.request #>> '{StoppingCondition,MaxRuntimeInSeconds}')::numeric >= 1
+						THEN least(floor((j.request #>> '{StoppingCondition,MaxRuntimeInSeconds}')::numeric), 100000000)::bigint END,
 						j.attempt_duration_seconds)
 			 FROM fairshare.jobs j WHERE j.status = 'RUNNABLE' AND j.job_queue = s.q AND j.$column = s.id
 			ORDER BY j.scheduling_priority DESC, j.runnable_at, j.job_id LIMIT s.n + 1) j"
@@ -117,10 +120,15 @@ head_sql() {
 
 worst=0
 for policy in fair quota; do
-	q -c "UPDATE fairshare.job_queues SET scheduling_policy = '$policy' WHERE name = 'big'" > /dev/null
+	# A queue with unfinished jobs refuses a new policy (its jobs' state
+	# belongs to the old one); every pass here is rolled back, so the
+	# switch goes around that check.  Each psql is a new backend: its
+	# configuration cache reads the new policy.
+	q -c "SET session_replication_role = replica" \
+	  -c "UPDATE fairshare.job_queues SET scheduling_policy = '$policy' WHERE name = 'big'" > /dev/null
 	column=$([ $policy = fair ] && echo share_identifier || echo quota_share)
 	pass=$(q -c "SELECT public.time_runs('SELECT count(*) FROM fairshare.schedule()', $ROUNDS)" | median)
-	placed=$(q -c "BEGIN" -c "SELECT count(*) FROM fairshare.schedule() WHERE action = 'PLACE'" -c "ROLLBACK" | sed -n 2p)
+	placed=$(q -c "BEGIN" -c "SELECT count(*) FROM fairshare.schedule() WHERE action = 'PLACE'" -c "ROLLBACK" | grep -E "^[0-9]+$")
 	line="$(echo $policy | tr a-z A-Z)_SHARE schedule() ${pass} ms (places $placed)"
 	for n in 8 64 512; do
 		sql=$(head_sql "$column" "$n" | sed "s/'/''/g")

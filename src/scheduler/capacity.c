@@ -175,6 +175,73 @@ fs_quota_borrowed(FsPass *pass, int share)
 }
 
 /*
+ * Could some running job of this quota share be above the share's limit
+ * (preemption.c: a reclaim victim)?  Per share, without looking at its
+ * jobs: true when it holds more than a limit in some unit, or holds
+ * anything while it has no NUM_INSTANCES limit (a job on a type without a
+ * limit is all borrowed).  Never false for a share that has such a job;
+ * it turns true only when the share comes to hold more.
+ */
+bool
+fs_quota_over_limit(const FsPass *pass, int share)
+{
+	const FsShareState *ss = &pass->shares[share];
+
+	if (ss->limit == NULL)
+		return false;
+	if (ss->limit[0] == FS_NO_LIMIT)
+		return ss->held[0] > 0;
+	for (int u = 0; u < pass->n_units; u++)
+	{
+		if (ss->limit[u] == FS_NO_LIMIT)
+			continue;
+		if (ss->limit[u] == 0 ? ss->held[u] > 0 : ss->held[u] > ss->limit[u])
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The shares of a quota-share queue that may be above their limit
+ * (fs_quota_over_limit), for reclaim searches: built at the first search
+ * of the pass, then kept by quota_change(), which lists a share again when
+ * it comes to hold more; shares back within their limits leave the list
+ * here.  Each of the thousands of searches of a pass at 10,000 shares
+ * walked every share of the queue before; this list is the few hundred
+ * that can give anything back.  The order is not the victim order (the
+ * search takes the best of all).
+ */
+const int *
+fs_quota_shares_over(FsPass *pass, int queue, int *n)
+{
+	FsQueueState *qs = &pass->queues[queue];
+	int			kept = 0;
+
+	if (qs->over == NULL)
+	{
+		qs->over = fs_arena_alloc(&pass->arena, sizeof(int) * (size_t) (qs->n_shares + 1));
+		for (int k = 0; k < qs->n_shares; k++)
+			if (fs_quota_over_limit(pass, qs->shares[k]))
+			{
+				pass->shares[qs->shares[k]].listed_over = true;
+				qs->over[qs->n_over++] = qs->shares[k];
+			}
+	}
+	for (int k = 0; k < qs->n_over; k++)
+	{
+		int			share = qs->over[k];
+
+		if (fs_quota_over_limit(pass, share))
+			qs->over[kept++] = share;
+		else
+			pass->shares[share].listed_over = false;
+	}
+	qs->n_over = kept;
+	*n = kept;
+	return qs->over;
+}
+
+/*
  * Change a quota share's held, stopping and nominated instances of `type'
  * (in the NUM_INSTANCES unit and the type's own), keeping its queue's count
  * of unused RESERVE room up to date.  shrunk[0] and shrunk[1] get by how much
@@ -215,6 +282,14 @@ quota_change(FsPass *pass, int share, int type, int64_t held, int64_t stopping,
 			if (change < 0)
 				shrunk[u] = -change;
 		}
+	}
+	if (held > 0 && !ss->listed_over && pass->queues[s->queue].over != NULL &&
+		fs_quota_over_limit(pass, share))
+	{
+		FsQueueState *qs = &pass->queues[s->queue];
+
+		ss->listed_over = true;
+		qs->over[qs->n_over++] = share;
 	}
 }
 

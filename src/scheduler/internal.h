@@ -67,6 +67,7 @@ extern void fs_heap_init(FsHeap *heap, int capacity, FsBefore before,
 						 const void *ctx, FsArena *arena);
 extern void fs_heap_push(FsHeap *heap, int item);
 extern int	fs_heap_pop(FsHeap *heap);
+extern void fs_heap_sift_top(FsHeap *heap);
 
 /* ---------- the pass ---------- */
 
@@ -135,6 +136,7 @@ typedef struct FsShareState
 								 * round, less what its own placements used since */
 	int		   *running;		/* indexes of its running jobs (in-share victims) */
 	int			n_running;
+	bool		listed_over;	/* in its queue's over list (fs_quota_shares_over) */
 
 	/*
 	 * Victim searches that failed: [environment position in its queue x
@@ -155,6 +157,9 @@ typedef struct FsQueueState
 	int64_t    *reserve_kept;	/* ... kept for this round: their unused_kept summed
 								 * (capacity.c: fs_keep_reserve, quota_place) */
 	int64_t    *fair_reserved;	/* fair share: [n_environments of FsInput] */
+	int		   *over;			/* quota: shares that may hold more than their
+								 * limit, NULL until a reclaim asks */
+	int			n_over;
 	int			starver;		/* nominee of its starvation nomination, or -1 */
 	int			first_starving; /* first failed head past starvation_wait, or -1 */
 	int64_t		placed_before_starving; /* placements in its environments then */
@@ -219,6 +224,15 @@ typedef struct FsPass
 
 	bool	   *run_stopping;	/* [n_running]: stopping, or chosen as a victim now */
 
+	/*
+	 * Scratch of the victim search under way, [n_running] each, allocated
+	 * at the first one: the candidates, the over-limit ratio of each
+	 * candidate's share, the victims chosen (preemption.c).
+	 */
+	int		   *search_pool;
+	double	   *search_ratio;
+	int		   *search_chosen;
+
 	FsResult   *result;
 	int			max_decisions;
 	int			max_wait_reasons;
@@ -278,12 +292,22 @@ typedef struct FsRules
 extern void fs_sort_share_jobs(FsPass *pass, FsJobState *jobs, int n,
 							   FsPolicyKind policy);
 
+/* Where a share's next job stands in a merge (share_order.c: merge_before). */
+typedef struct FsMergeKey
+{
+	int64_t		job_id;
+	FsTime		runnable_at;
+	int			priority;		/* 0 in FIFO queues, which ignore it */
+	bool		unloaded;		/* past its prefix: stands for its next job */
+} FsMergeKey;
+
 typedef struct FsMerge
 {
 	FsPass	   *pass;
 	int			queue;
 	FsPolicyKind policy;
 	int		   *cursor;			/* per share of the queue: next job */
+	FsMergeKey *key;			/* per share of the queue: its cursor's key */
 	FsHeap		heap;
 } FsMerge;
 
@@ -353,6 +377,8 @@ extern int64_t fs_quota_cap(FsPass *pass, int share, int unit_index, FsQuotaRigh
 extern int64_t fs_quota_room(FsPass *pass, int share, int type, FsQuotaRight right,
 							 int own_nominee, int *unit);
 extern bool fs_quota_guaranteed(FsPass *pass, int share, int type, int count);
+extern bool fs_quota_over_limit(const FsPass *pass, int share);
+extern const int *fs_quota_shares_over(FsPass *pass, int queue, int *n);
 extern int64_t fs_quota_borrowed(FsPass *pass, int share);
 extern void fs_init_rules(FsRules *rules);
 

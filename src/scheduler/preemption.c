@@ -74,28 +74,27 @@ run_of(const FsVictimSearch *s, int r)
 }
 
 /*
- * How far above its limit the victim's share is, relative to the limit:
- * what it holds (its running jobs not being stopped), over the limit.
- * Its nominated jobs do not count here: a share with a big job waiting
- * for room is not above its limit until that job runs, and counting it
- * made two shares reclaim from each other in turn.
+ * How far above its limit a share is for its running jobs of a type,
+ * relative to the limit: what it holds (its running jobs not being
+ * stopped), over the limit.  Its nominated jobs do not count here: a share
+ * with a big job waiting for room is not above its limit until that job
+ * runs, and counting it made two shares reclaim from each other in turn.
  */
 static double
-share_over_limit(const FsVictimSearch *s, int r)
+share_over_limit(const FsPass *pass, int share, int type)
 {
-	const FsRunningJob *run = run_of(s, r);
-	FsShareState *ss = &s->pass->shares[run->share];
+	const FsShareState *ss = &pass->shares[share];
 	double		over = 0.0;
 	bool		any = false;
 	int			u;
 
 	for (u = 0; u < 2; u++)
 	{
-		int			ui = (u == 0) ? 0 : FS_UNIT_INDEX(run->instance_type);
+		int			ui = (u == 0) ? 0 : FS_UNIT_INDEX(type);
 		int64_t		holds;
 		double		ratio;
 
-		if (u == 1 && (run->instance_type < 0 || run->instance_type >= s->pass->in->n_instance_types))
+		if (u == 1 && (type < 0 || type >= pass->in->n_instance_types))
 			continue;
 		if (ss->limit[ui] == FS_NO_LIMIT)
 			continue;
@@ -195,7 +194,8 @@ lost_per_instance(const FsVictimSearch *s, int r)
  * in order:
  *	 1. one that has run at least preemption_min_runtime before one that has
  *		not (a young job is a victim only when nothing else frees the room);
- *	 2. reclaim: the one whose share is most over its limit, relative to it;
+ *	 2. reclaim: the one whose share is most over its limit, relative to it
+ *		(over_a, over_b: share_over_limit() of their shares now);
  *	 3. the lower scheduling_priority;
  *	 4. the one whose stop loses the least work per instance of the need it
  *		frees (lost_per_instance(): since its last checkpoint if it keeps
@@ -207,21 +207,15 @@ lost_per_instance(const FsVictimSearch *s, int r)
  * shrinks, the need too), so the search asks again after every choice.
  */
 static int
-victim_order(const FsVictimSearch *s, int a, int b)
+victim_order(const FsVictimSearch *s, int a, int b, double over_a, double over_b)
 {
 	const FsRunningJob *ra = run_of(s, a);
 	const FsRunningJob *rb = run_of(s, b);
 
 	if (young(s, a) != young(s, b))
 		return young(s, a) ? 1 : -1;
-	if (s->reason == FS_PREEMPT_RECLAIM)
-	{
-		double		oa = share_over_limit(s, a);
-		double		ob = share_over_limit(s, b);
-
-		if (oa != ob)
-			return oa > ob ? -1 : 1;
-	}
+	if (s->reason == FS_PREEMPT_RECLAIM && over_a != over_b)
+		return over_a > over_b ? -1 : 1;
 	if (ra->priority != rb->priority)
 		return ra->priority < rb->priority ? -1 : 1;
 	if (s->pass->in->victim_order == FS_VICTIMS_LEAST_LOST)
@@ -239,35 +233,35 @@ victim_order(const FsVictimSearch *s, int a, int b)
 	return 0;
 }
 
-/* Which needs does stopping this running job reduce? */
-static bool
-reduces(const FsVictimSearch *s, int r, int need)
+/* Which needs does stopping this running job reduce?  Bit i: need i. */
+static inline unsigned
+reduces_mask(const FsVictimSearch *s, int r)
 {
 	const FsRunningJob *run = run_of(s, r);
+	unsigned	env = run->environment == s->env;
+	unsigned	share = run->share == s->share;
+	unsigned	type = run->instance_type == s->type;
 
-	switch (need)
-	{
-		case NEED_ENV_NUM:
-			return run->environment == s->env;
-		case NEED_ENV_TYPE:
-			return run->environment == s->env && run->instance_type == s->type;
-		case NEED_SHARE_NUM:
-			return run->share == s->share;
-		case NEED_SHARE_TYPE:
-			return run->share == s->share && run->instance_type == s->type;
-	}
-	return false;
+	return env << NEED_ENV_NUM | (env & type) << NEED_ENV_TYPE |
+		share << NEED_SHARE_NUM | (share & type) << NEED_SHARE_TYPE;
 }
 
 static bool
-useful(const FsVictimSearch *s, int r)
+reduces(const FsVictimSearch *s, int r, int need)
 {
-	int			i;
+	return (reduces_mask(s, r) >> need) & 1;
+}
 
-	for (i = 0; i < N_NEEDS; i++)
-		if (s->need[i] > 0 && reduces(s, r, i))
-			return true;
-	return false;
+/* The needs still short, as a mask of reduces_mask()'s bits. */
+static unsigned
+short_mask(const FsVictimSearch *s)
+{
+	unsigned	mask = 0;
+
+	for (int i = 0; i < N_NEEDS; i++)
+		if (s->need[i] > 0)
+			mask |= 1u << i;
+	return mask;
 }
 
 static bool
@@ -364,137 +358,161 @@ take(FsVictimSearch *s, int r, bool undo)
 }
 
 /*
- * Could any running job of this quota share be above the share's limit
- * (share_over_limit() > 1)?  Per share, without looking at its jobs: true
- * when it holds more than a limit in some unit, or holds anything while it
- * has no NUM_INSTANCES limit (a job on a type without a limit is all
- * borrowed).  Never false for a share that has such a job.
+ * The scratch arrays of victim searches: one search at a time, so one set
+ * per pass, sized for every running job.  Allocated per search (and zeroed
+ * by the arena), they made a pass with thousands of reclaims spend most of
+ * its time clearing and faulting in memory it kept to the end.
  */
-static bool
-share_may_be_over(const FsPass *pass, int share)
+static void
+search_scratch(FsPass *pass)
 {
-	const FsShareState *ss = &pass->shares[share];
+	size_t		n = (size_t) pass->in->n_running + 1;
 
-	if (ss->limit == NULL || ss->running == NULL || ss->n_running == 0)
-		return false;
-	if (ss->limit[0] == FS_NO_LIMIT)
-		return ss->held[0] > 0;
-	for (int u = 0; u < pass->n_units; u++)
-	{
-		if (ss->limit[u] == FS_NO_LIMIT)
-			continue;
-		if (ss->limit[u] == 0 ? ss->held[u] > 0 : ss->held[u] > ss->limit[u])
-			return true;
-	}
-	return false;
+	if (pass->search_pool != NULL)
+		return;
+	pass->search_pool = fs_arena_alloc(&pass->arena, sizeof(int) * n);
+	pass->search_ratio = fs_arena_alloc(&pass->arena, sizeof(double) * n);
+	pass->search_chosen = fs_arena_alloc(&pass->arena, sizeof(int) * n);
 }
 
 /*
- * The jobs a reclaim may take, as an arena list: running jobs of the
- * queue's other shares that are above their limit.  Found share by share,
- * so that a search costs the queue's shares plus those jobs, not every
- * running job of the queue (at 1,000 quota shares on 100,000 instances,
- * 20,000 running jobs scanned for each job short of its guarantee took
- * seconds a pass).  The victims chosen do not depend on the order.  The
- * list is the allocator's, not the arena's (which zeroes and keeps it until
- * the pass ends): the caller frees it, when the allocator can free.
+ * The jobs a reclaim may take: running jobs of the queue's other shares
+ * that are above their limit, into pass->search_pool, with their share's
+ * share_over_limit() in pass->search_ratio.  Found share by share among
+ * the shares that may be above their limit (fs_quota_shares_over), so a
+ * search costs those shares and their jobs, not every share and running
+ * job of the queue; a share's jobs are next to each other in the pool.
+ * The victims chosen do not depend on the order.
  */
 static int
-reclaim_pool(FsVictimSearch *s, const int **pool)
+reclaim_pool(FsVictimSearch *s)
 {
-	FsQueueState *qs = &s->pass->queues[s->queue];
-	int			most = 0,
+	FsPass	   *pass = s->pass;
+	int		   *pool = pass->search_pool;
+	double	   *ratio = pass->search_ratio;
+	const int  *over;
+	int			n_over,
 				n = 0;
-	int		   *list;
 
-	for (int k = 0; k < qs->n_shares; k++)
-		if (qs->shares[k] != s->share && share_may_be_over(s->pass, qs->shares[k]))
-			most += s->pass->shares[qs->shares[k]].n_running;
-	list = s->pass->arena.allocator->alloc(s->pass->arena.allocator->ctx, sizeof(int) * (size_t) (most + 1));
-	for (int k = 0; k < qs->n_shares && most > 0; k++)
+	over = fs_quota_shares_over(pass, s->queue, &n_over);
+	for (int k = 0; k < n_over; k++)
 	{
-		const FsShareState *vs = &s->pass->shares[qs->shares[k]];
+		const FsShareState *vs = &pass->shares[over[k]];
+		bool		rated = false;
+		int			type = 0;
+		double		r = 0.0;
 
-		if (qs->shares[k] == s->share || !share_may_be_over(s->pass, qs->shares[k]))
+		if (over[k] == s->share)
 			continue;
 		for (int j = 0; j < vs->n_running; j++)
-			if (candidate(s, vs->running[j]) && share_over_limit(s, vs->running[j]) > 1.0)
-				list[n++] = vs->running[j];
+		{
+			int			run = vs->running[j];
+
+			if (!candidate(s, run))
+				continue;
+			/* a share's ratio differs only by instance type */
+			if (!rated || run_of(s, run)->instance_type != type)
+			{
+				rated = true;
+				type = run_of(s, run)->instance_type;
+				r = share_over_limit(pass, over[k], type);
+			}
+			if (r > 1.0)
+			{
+				pool[n] = run;
+				ratio[n++] = r;
+			}
+		}
 	}
-	*pool = list;
 	return n;
 }
 
-static bool choose_victims(FsVictimSearch *s, const int *pool, int n_pool);
+/* The jobs an in-share search may take: the share's own lower-priority jobs. */
+static int
+in_share_pool(FsVictimSearch *s)
+{
+	const FsShareState *ss = &s->pass->shares[s->share];
+	int			n = 0;
 
+	for (int j = 0; j < ss->n_running; j++)
+		if (candidate(s, ss->running[j]))
+		{
+			s->pass->search_pool[n] = ss->running[j];
+			s->pass->search_ratio[n++] = 0.0;	/* shares are not compared */
+		}
+	return n;
+}
+
+/*
+ * After a victim of share was taken: the over-limit ratio of the pool's
+ * jobs of that share, next to pool[at].
+ */
+static void
+rerate_share(FsVictimSearch *s, const int *pool, double *ratio, int n_pool, int at)
+{
+	int			share = run_of(s, pool[at])->share;
+	int			k = at;
+
+	while (k > 0 && run_of(s, pool[k - 1])->share == share)
+		k--;
+	for (; k < n_pool && run_of(s, pool[k])->share == share; k++)
+		ratio[k] = share_over_limit(s->pass, share, run_of(s, pool[k])->instance_type);
+}
+
+/*
+ * Find the victims for a search set up by start_search(), into s->chosen.
+ * The pool holds the candidates (candidate()), and for a reclaim only those
+ * of shares above their limit: the search never takes another, and a share
+ * only comes down as it gives jobs up.  Of the candidates only those
+ * chosen here become stopping while it runs, and only their share's ratio
+ * changes (rerate_share), so a choice is one walk of the pool.
+ */
 static bool
 find_victims(FsVictimSearch *s)
 {
-	FsShareState *ss = &s->pass->shares[s->share];
-	/* in-share victims come from the share's own running jobs only */
-	const int  *pool = ss->running;
-	int			n_pool = ss->n_running;
-
-	if (s->reason == FS_PREEMPT_RECLAIM)
-	{
-		const int  *list;
-		bool		found;
-
-		n_pool = reclaim_pool(s, &list);
-		found = choose_victims(s, list, n_pool);
-		if (s->pass->arena.allocator->free != NULL)
-			s->pass->arena.allocator->free(s->pass->arena.allocator->ctx, (void *) list);
-		return found;
-	}
-	return choose_victims(s, pool, n_pool);
-}
-
-/* find_victims() among the jobs of pool. */
-static bool
-choose_victims(FsVictimSearch *s, const int *pool, int n_pool)
-{
+	FsPass	   *pass = s->pass;
+	const int  *pool;
+	double	   *ratio;
 	int64_t		coverable[N_NEEDS] = {0, 0, 0, 0};
-	int			n_eligible = 0;
+	int			n_pool;
 	int			i,
 				k;
 
-	/*
-	 * Cheap test first: can the candidates cover the need at all?  (For a
-	 * reclaim the pool holds only jobs of shares above their limit: the
-	 * search below never takes another, and a share only comes down as it
-	 * gives jobs up.)  The chosen list is sized by what may be chosen.
-	 */
+	search_scratch(pass);
+	pool = pass->search_pool;
+	ratio = pass->search_ratio;
+	n_pool = s->reason == FS_PREEMPT_RECLAIM ? reclaim_pool(s) : in_share_pool(s);
+
+	/* cheap test first: can the candidates cover the need at all? */
 	for (k = 0; k < n_pool; k++)
 	{
-		int			r = pool[k];
+		unsigned	mask = reduces_mask(s, pool[k]);
 
-		if (!candidate(s, r))
-			continue;
-		n_eligible++;
 		for (i = 0; i < N_NEEDS; i++)
-			if (reduces(s, r, i))
-				coverable[i] += run_of(s, r)->instance_count;
+			if (mask & (1u << i))
+				coverable[i] += run_of(s, pool[k])->instance_count;
 	}
 	for (i = 0; i < N_NEEDS; i++)
 		if (s->need[i] > coverable[i])
 			return false;
 
-	s->chosen = fs_arena_alloc(&s->pass->arena, sizeof(int) * (size_t) (n_eligible + 1));
+	s->chosen = pass->search_chosen;
 	s->n_chosen = 0;
 	while (short_of_room(s))
 	{
 		int			best = -1;
+		unsigned	short_of = short_mask(s);
 
 		for (k = 0; k < n_pool; k++)
 		{
 			int			r = pool[k];
 
-			if (!candidate(s, r) || !useful(s, r))
+			if (pass->run_stopping[r] || !(reduces_mask(s, r) & short_of))
 				continue;
-			if (s->reason == FS_PREEMPT_RECLAIM && share_over_limit(s, r) <= 1.0)
+			if (s->reason == FS_PREEMPT_RECLAIM && ratio[k] <= 1.0)
 				continue;		/* its share is (now) at or under its limit */
-			if (best < 0 || victim_order(s, r, best) < 0)
-				best = r;
+			if (best < 0 || victim_order(s, r, pool[best], ratio[k], ratio[best]) < 0)
+				best = k;
 		}
 		if (best < 0)
 		{
@@ -502,8 +520,10 @@ choose_victims(FsVictimSearch *s, const int *pool, int n_pool)
 				take(s, s->chosen[--s->n_chosen], true);
 			return false;
 		}
-		take(s, best, false);
-		s->chosen[s->n_chosen++] = best;
+		take(s, pool[best], false);
+		s->chosen[s->n_chosen++] = pool[best];
+		if (s->reason == FS_PREEMPT_RECLAIM)
+			rerate_share(s, pool, ratio, n_pool, best);
 	}
 
 	/* take only what the job needs: drop, last chosen first, what is not needed */

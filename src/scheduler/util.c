@@ -190,11 +190,13 @@ fs_heap_push(FsHeap *heap, int item)
 	heap->items[i] = item;
 }
 
-int
-fs_heap_pop(FsHeap *heap)
+/*
+ * Move item `last' down from the root into place among the first heap->n
+ * items (the root's slot is free).
+ */
+static void
+sift_down(FsHeap *heap, int last)
 {
-	int			top = heap->items[0];
-	int			last = heap->items[--heap->n];
 	int			i = 0;
 
 	for (;;)
@@ -213,5 +215,24 @@ fs_heap_pop(FsHeap *heap)
 	}
 	if (heap->n > 0)
 		heap->items[i] = last;
+}
+
+int
+fs_heap_pop(FsHeap *heap)
+{
+	int			top = heap->items[0];
+
+	heap->n--;
+	sift_down(heap, heap->items[heap->n]);
 	return top;
+}
+
+/*
+ * The top item now goes later than it did (its key grew): move it into
+ * place.  Half the work of popping it and pushing it again.
+ */
+void
+fs_heap_sift_top(FsHeap *heap)
+{
+	sift_down(heap, heap->items[0]);
 }
