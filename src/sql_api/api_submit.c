@@ -92,22 +92,6 @@ static FairshareStatement insert_job_stmt = {
 	INT4OID, INT4OID, JSONBOID},
 };
 
-/*
- * The privilege checks of insert_job_stmt without its insert (no row, and
- * the error that follows it rolls back its statement trigger's wake-up).
- * The SQL read shareIdentifier and quotaShareName inside its INSERT, so a
- * role that may not insert jobs met "permission denied" before their type
- * errors; this keeps that order without giving up plain parameters.
- */
-static FairshareStatement insert_job_privileges_stmt = {
-	.what = "check the privileges to insert a job",
-	.sql = "INSERT INTO fairshare.jobs (job_name, job_queue, share_identifier, quota_share, "
-		"scheduling_priority, request, retry_attempts, evaluate_on_exit, preemption_retries, "
-		"attempt_duration_seconds, tags) "
-		"SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL WHERE false "
-		"RETURNING job_id, fairshare._api_arn('service-job', job_id::text)",
-};
-
 static FairshareStatement insert_submission_stmt = {
 	.what = "record the job's API submission",
 	.sql = "INSERT INTO fairshare.api_submissions "
@@ -244,13 +228,6 @@ present(const JsonbValue *obj, const char *name, bool required)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s is required", name)));
 	return NULL;
-}
-
-/* Absent, JSON null or a string: what _api_string() takes without an error. */
-static bool
-string_or_null(const JsonbValue *v)
-{
-	return v == NULL || v->type == jbvNull || v->type == jbvString;
 }
 
 /* _api_string(): a member of JSON type string, NULL when absent or null. */
@@ -612,13 +589,10 @@ fairshare_api_submit_service_job(PG_FUNCTION_ARGS)
 	}
 
 	/*
-	 * The SQL read these two in its INSERT: after the lock, and after the
-	 * INSERT's privilege checks, which a wrong type must therefore pass
-	 * before it is reported.
+	 * The SQL read these two in its INSERT's VALUES: after the lock, yet
+	 * before the INSERT's privilege checks, since PL/pgSQL's custom plans
+	 * evaluate such immutable reads while planning.
 	 */
-	if (!string_or_null(member(&req, "shareIdentifier")) ||
-		!string_or_null(member(&req, "quotaShareName")))
-		fairshare_run_statement(&insert_job_privileges_stmt, NULL, NULL);
 	share = get_string(&req, "shareIdentifier", false);
 	quota_share = get_string(&req, "quotaShareName", false);
 
