@@ -10,7 +10,7 @@
  * PL/pgSQL, the thirty-odd calls of the request helpers of
  * sql/parts/90_api.sql (_api_job_members, _api_string, _api_integer,
  * _api_json, each through _reject) cost several times the INSERT itself
- * (docs/benchmarks.md, 'AWS Batch API').
+ * (docs/benchmarks.md, 'API').
  *
  * What a caller sees must be what those helpers give, because the API
  * server answers a 22023 with a ClientException carrying the message and
