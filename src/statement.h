@@ -36,7 +36,7 @@
 #ifndef FAIRSHARE_STATEMENT_H
 #define FAIRSHARE_STATEMENT_H
 
-#define FAIRSHARE_STATEMENT_MAX_ARGS	8
+#define FAIRSHARE_STATEMENT_MAX_ARGS	12
 
 typedef struct FairshareStatement
 {
