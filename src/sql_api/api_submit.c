@@ -119,28 +119,6 @@ root_value(Jsonb *jb, JsonbValue *out)
 	}
 }
 
-/* jsonb_typeof() of a value. */
-static const char *
-json_type(const JsonbValue *v)
-{
-	switch (v->type)
-	{
-		case jbvNull:
-			return "null";
-		case jbvString:
-			return "string";
-		case jbvNumeric:
-			return "number";
-		case jbvBool:
-			return "boolean";
-		case jbvBinary:
-			return JsonContainerIsObject(v->val.binary.data) ? "object" : "array";
-		default:
-			elog(ERROR, "unexpected jsonb value type %d", (int) v->type);
-	}
-	return NULL;				/* keep the compiler quiet */
-}
-
 static bool
 is_object(const JsonbValue *v)
 {
@@ -241,7 +219,7 @@ get_string(const JsonbValue *obj, const char *name, bool required)
 	if (v->type != jbvString)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be a string, not %s", name, json_type(v))));
+				 errmsg("%s must be a string, not %s", name, JsonbTypeName((JsonbValue *) v))));
 	return pnstrdup(v->val.string.val, v->val.string.len);
 }
 
@@ -258,7 +236,7 @@ get_integer(const JsonbValue *obj, const char *name, bool required, int32 *resul
 	if (v->type != jbvNumeric)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be an integer, not %s", name, json_type(v))));
+				 errmsg("%s must be an integer, not %s", name, JsonbTypeName((JsonbValue *) v))));
 	n = NumericGetDatum(v->val.numeric);
 	if (DatumGetBool(DirectFunctionCall2(numeric_eq, n,
 										 DirectFunctionCall2(numeric_trunc, n, Int32GetDatum(0)))))
@@ -282,10 +260,10 @@ get_container(const JsonbValue *obj, const char *name, const char *json_type_wan
 {
 	JsonbValue *v = present(obj, name, false);
 
-	if (v != NULL && strcmp(json_type(v), json_type_wanted) != 0)
+	if (v != NULL && strcmp(JsonbTypeName((JsonbValue *) v), json_type_wanted) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be a JSON %s, not %s", name, json_type_wanted, json_type(v))));
+				 errmsg("%s must be a JSON %s, not %s", name, json_type_wanted, JsonbTypeName((JsonbValue *) v))));
 	return v;
 }
 

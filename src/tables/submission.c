@@ -116,29 +116,16 @@ jsonb_value_text(JsonbValue *v)
 	return JsonbToCString(NULL, &JsonbValueToJsonb(v)->root, 0);
 }
 
+/* jsonb_typeof() of a whole jsonb value, by PostgreSQL's own names. */
 static const char *
 jsonb_type_name(Jsonb *jb)
 {
-	if (JB_ROOT_IS_SCALAR(jb))
-	{
-		JsonbValue	v;
+	JsonbValue	v;
 
-		JsonbExtractScalar(&jb->root, &v);
-		switch (v.type)
-		{
-			case jbvNull:
-				return "null";
-			case jbvString:
-				return "string";
-			case jbvNumeric:
-				return "number";
-			case jbvBool:
-				return "boolean";
-			default:
-				return "scalar";
-		}
-	}
-	return JB_ROOT_IS_OBJECT(jb) ? "object" : "array";
+	v.type = jbvBinary;
+	v.val.binary.data = &jb->root;
+	v.val.binary.len = VARSIZE(jb) - VARHDRSZ;
+	return JsonbTypeName(&v);
 }
 
 static JsonbValue *
