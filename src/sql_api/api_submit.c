@@ -36,7 +36,6 @@
 #include "utils/numeric.h"
 #include "utils/varlena.h"
 
-#include "aws/sigv4.h"
 #include "datums.h"
 #include "statement.h"
 
@@ -361,10 +360,10 @@ request_hash(Jsonb *request)
 	Datum		as_text = CStringGetTextDatum(DatumGetCString(DirectFunctionCall1(jsonb_out, without)));
 	bytea	   *utf8 = DatumGetByteaPP(DirectFunctionCall2(pg_convert_to, as_text,
 														   DirectFunctionCall1(namein, CStringGetDatum("UTF8"))));
-	char	   *hex = palloc(65);
+	bytea	   *digest = DatumGetByteaPP(DirectFunctionCall1(sha256_bytea, PointerGetDatum(utf8)));
+	char	   *hex = palloc(2 * VARSIZE_ANY_EXHDR(digest) + 1);
 
-	if (!fs_sigv4_sha256_hex((const unsigned char *) VARDATA_ANY(utf8), VARSIZE_ANY_EXHDR(utf8), hex))
-		elog(ERROR, "could not compute the SHA-256 of a SubmitServiceJob request");
+	hex[hex_encode(VARDATA_ANY(digest), VARSIZE_ANY_EXHDR(digest), hex)] = '\0';
 	return hex;
 }
 
