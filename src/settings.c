@@ -309,8 +309,8 @@ fairshare_define_settings(void)
 							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("fairshare.api_max_header_size",
-							"Most bytes of request line and headers the AWS Batch API server reads per request.",
-							NULL,
+							"Most bytes of request line and headers the AWS Batch API server takes per request.",
+							"Larger ones are answered 431 ClientException; beyond four times this, libmicrohttpd answers by itself.",
 							&fairshare_api_max_header_size, 16 * 1024, 4096, 1024 * 1024,
 							PGC_SIGHUP, GUC_UNIT_BYTE, NULL, NULL, NULL);
 

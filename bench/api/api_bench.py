@@ -200,8 +200,17 @@ def reads(cfg, n, middle):
          {"jobQueue": "q", "filters": [{"name": "BEFORE_CREATED_AT", "values": [str(created)]}]}),
         ("ListServiceJobs, QUOTA_SHARE_NAME + FAILED", "ListServiceJobs",
          {"jobQueue": "q", "jobStatus": "FAILED", "filters": [{"name": "QUOTA_SHARE_NAME", "values": ["share-2"]}]}),
+        ("ListServiceJobs, QUOTA_SHARE_NAME + SUCCEEDED", "ListServiceJobs",
+         {"jobQueue": "q", "jobStatus": "SUCCEEDED", "filters": [{"name": "QUOTA_SHARE_NAME", "values": ["share-2"]}]}),
+        ("ListServiceJobs, QUOTA_SHARE_NAME (RUNNING)", "ListServiceJobs",
+         {"jobQueue": "q", "filters": [{"name": "QUOTA_SHARE_NAME", "values": ["share-2"]}]}),
+        ("ListServiceJobs, SHARE_IDENTIFIER + FAILED", "ListServiceJobs",
+         {"jobQueue": "q", "jobStatus": "FAILED", "filters": [{"name": "SHARE_IDENTIFIER", "values": ["team-2"]}]}),
+        ("ListServiceJobs, SHARE_IDENTIFIER + RUNNABLE", "ListServiceJobs",
+         {"jobQueue": "q", "jobStatus": "RUNNABLE", "filters": [{"name": "SHARE_IDENTIFIER", "values": ["team-2"]}]}),
         ("GetJobQueueSnapshot", "GetJobQueueSnapshot", {"jobQueue": "q"}),
     ]
+    worst = 0.0
     for label, op, body in kinds:
         ts = []
         rows = 0
@@ -209,7 +218,9 @@ def reads(cfg, n, middle):
             took, answer = call(op, body)
             ts.append(took)
             rows = len(answer.get("jobSummaryList", answer.get("frontOfQueue", {}).get("jobs", [])))
-        print("%-44s p50 %6.2f ms  p99 %6.2f ms  (%d jobs an answer)" % (label, pct(ts, 0.5), pct(ts, 0.99), rows))
+        print("%-48s p50 %6.2f ms  p99 %6.2f ms  (%d jobs an answer)" % (label, pct(ts, 0.5), pct(ts, 0.99), rows))
+        worst = max(worst, pct(ts, 0.99))
+    print("slowest p99 %.2f ms / the 50 ms target: %.2f (target < 1)" % (worst, worst / 50))
 
 
 def dispatch(cfg, n, poll_ms):

@@ -8,6 +8,9 @@
 # = replica (no triggers: a bulk load, not a submission benchmark), then
 # ANALYZE.  Each request is signed just before it is sent and only the
 # round trip is timed, from one keep-alive client with an admin's key.
+# Every job also carries a share identifier (team-1 to team-4; a real
+# quota-share queue's jobs would have none), so that the SHARE_IDENTIFIER
+# filter is measured on the same history as QUOTA_SHARE_NAME.
 #
 # Usage: bash bench/api/reads.sh   (FINISHED=200000 for a quicker run)
 set -eu
@@ -45,11 +48,11 @@ CREATE ROLE bench_admin LOGIN IN ROLE fairshare_admin;
 CREATE FUNCTION public.load(first bigint, n bigint, finished boolean, total bigint) RETURNS void LANGUAGE plpgsql AS \$\$
 BEGIN
 	SET LOCAL session_replication_role = replica;
-	INSERT INTO fairshare.jobs (job_id, job_name, job_queue, quota_share, scheduling_priority, request,
+	INSERT INTO fairshare.jobs (job_id, job_name, job_queue, quota_share, share_identifier, scheduling_priority, request,
 		instance_types, instance_count, status, created_at, runnable_at, scheduled_at, started_at, stopped_at,
 		service_environment, instance_type, attempts, submitted_by)
 	OVERRIDING SYSTEM VALUE
-	SELECT g, 'job-' || g, 'q', 'share-' || (1 + g % 4), (g % 3)::integer,
+	SELECT g, 'job-' || g, 'q', 'share-' || (1 + g % 4), 'team-' || (1 + g % 4), (g % 3)::integer,
 		   '{"RoleArn": "arn:aws:iam::123456789012:role/R", "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
 			 "ResourceConfig": {"InstanceType": "ml.p4d.24xlarge", "InstanceCount": 1}}'::jsonb,
 		   ARRAY['ml.p4d.24xlarge'], 1,

@@ -146,6 +146,19 @@ CREATE INDEX jobs_queue_runnable_created_idx ON fairshare.jobs (job_queue, creat
 	WHERE status = 'RUNNABLE';
 CREATE INDEX jobs_queue_active_created_idx ON fairshare.jobs (job_queue, created_at, job_id)
 	WHERE status NOT IN ('SUCCEEDED', 'FAILED', 'RUNNABLE');
+-- The share filters combine with a status.  Waiting and active jobs are
+-- few enough to filter on the way (the two indexes above); a queue's
+-- history is not: a share with no FAILED job among a million finished ones
+-- would be read to its end.  So the finished jobs are indexed by share and
+-- by each finished status apart (proved from the predicate, as above).
+CREATE INDEX jobs_queue_quota_succeeded_idx ON fairshare.jobs (job_queue, quota_share, created_at, job_id)
+	WHERE status = 'SUCCEEDED' AND quota_share IS NOT NULL;
+CREATE INDEX jobs_queue_quota_failed_idx ON fairshare.jobs (job_queue, quota_share, created_at, job_id)
+	WHERE status = 'FAILED' AND quota_share IS NOT NULL;
+CREATE INDEX jobs_queue_share_succeeded_idx ON fairshare.jobs (job_queue, share_identifier, created_at, job_id)
+	WHERE status = 'SUCCEEDED' AND share_identifier IS NOT NULL;
+CREATE INDEX jobs_queue_share_failed_idx ON fairshare.jobs (job_queue, share_identifier, created_at, job_id)
+	WHERE status = 'FAILED' AND share_identifier IS NOT NULL;
 
 ------------------------------------------------------------------------------
 -- Reading requests

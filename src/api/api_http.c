@@ -14,8 +14,11 @@
  * Limits: a body larger than fairshare.api_max_body_size is answered 413
  * ClientException without being kept; beyond fairshare.api_max_connections
  * open connections (every API worker's together) a request is answered 429
- * TooManyRequestsException and its connection closed.  Header size and idle time are bounded by the
- * daemon's options (api_worker.c).
+ * TooManyRequestsException and its connection closed; a request line and
+ * headers larger than fairshare.api_max_header_size are answered 431
+ * ClientException.  libmicrohttpd's buffer holds four times that (the
+ * daemon's options, api_worker.c, which also bound idle time), so only
+ * headers beyond it get libmicrohttpd's own answer.
  *
  *-------------------------------------------------------------------------
  */
@@ -77,6 +80,7 @@ typedef struct RequestState
 	size_t		len;
 	size_t		cap;
 	bool		too_large;
+	bool		headers_too_large;
 	bool		too_many_connections;
 	bool		tls;
 } RequestState;
@@ -256,6 +260,15 @@ handle(struct MHD_Connection *connection, RequestState *st, const char *url, con
 							"Too many connections: the server is at fairshare.api_max_connections; try again");
 		return respond(connection, &resp, req.request_id, true);
 	}
+	if (st->headers_too_large)
+	{
+		char		msg[160];
+
+		snprintf(msg, sizeof(msg), "the request line and headers are larger than fairshare.api_max_header_size (%d bytes)",
+				 fairshare_api_max_header_size);
+		fairshare_api_error(&resp, 431, "ClientException", msg);
+		return respond(connection, &resp, req.request_id, true);
+	}
 	if (st->too_large)
 	{
 		char		msg[160];
@@ -316,6 +329,25 @@ handle(struct MHD_Connection *connection, RequestState *st, const char *url, con
 	return ret;
 }
 
+static enum MHD_Result
+add_header_size(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	size_t	   *size = cls;
+
+	*size += strlen(key) + 2 + (value ? strlen(value) : 0) + 2;	/* "key: value\r\n" */
+	return MHD_YES;
+}
+
+/* The size of the request line and headers as the client sent them. */
+static size_t
+header_size(struct MHD_Connection *connection, const char *url, const char *method)
+{
+	size_t		size = strlen(method) + 1 + strlen(url) + 11;	/* " HTTP/1.1\r\n" */
+
+	MHD_get_connection_values(connection, MHD_HEADER_KIND, add_header_size, &size);
+	return size;
+}
+
 enum MHD_Result
 fairshare_api_access_handler(void *cls, struct MHD_Connection *connection, const char *url,
 							 const char *method, const char *version, const char *upload_data,
@@ -333,6 +365,7 @@ fairshare_api_access_handler(void *cls, struct MHD_Connection *connection, const
 		*con_cls = st;
 		st->tls = cls != NULL;
 		st->too_many_connections = fairshare_api_open_connections() > fairshare_api_max_connections;
+		st->headers_too_large = header_size(connection, url, method) > (size_t) fairshare_api_max_header_size;
 		length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (length != NULL && strtoull(length, NULL, 10) > (unsigned long long) fairshare_api_max_body_size)
 			st->too_large = true;

@@ -278,7 +278,12 @@ build_daemon_options(bool tls)
 	OPTION(MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL);
 	OPTION(MHD_OPTION_CONNECTION_LIMIT, fairshare_api_max_connections + 16, NULL);
 	OPTION(MHD_OPTION_CONNECTION_TIMEOUT, fairshare_api_idle_timeout_s, NULL);
-	OPTION(MHD_OPTION_CONNECTION_MEMORY_LIMIT, fairshare_api_max_header_size + 8192, NULL);
+	/*
+	 * Room for headers four times fairshare.api_max_header_size, so that
+	 * the access handler sees headers above the setting and answers them
+	 * as AWS does; libmicrohttpd answers beyond that by itself.
+	 */
+	OPTION(MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) fairshare_api_max_header_size * 4 + 8192, NULL);
 	OPTION(MHD_OPTION_NOTIFY_COMPLETED, fairshare_api_request_completed, NULL);
 	OPTION(MHD_OPTION_NOTIFY_CONNECTION, fairshare_api_connection_notify, NULL);
 	OPTION(MHD_OPTION_UNESCAPE_CALLBACK, fairshare_api_unescape_nothing, NULL);

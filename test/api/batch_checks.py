@@ -463,29 +463,42 @@ def group_input():
         check("%s is answered %d %s" % (name, status, kind), (status, kind), (st, b.get("__type")))
         truthy("... with a message", isinstance(b.get("message"), str) and b["message"], repr(b))
     check("bad input wrote nothing", before, job_count())
-    # Headers beyond fairshare.api_max_header_size (16kB here): libmicrohttpd
+    # Headers beyond fairshare.api_max_header_size (16kB here) are answered
+    # 431 ClientException, AWS-shaped; beyond four times it libmicrohttpd
     # answers before any callback of ours runs, with its own page -- 431 and
     # a small HTML body, no x-amzn-ErrorType -- and closes the connection
-    # (docs/api.md).  botocore raises it as a ClientError with code 431.
+    # (docs/api.md).  botocore raises either as a ClientError.
     host, port = CFG["endpoint"].split("://")[1].split(":")
-    big = socket.create_connection((host, int(port)), timeout=10)
-    big.sendall(b"POST /v1/submitservicejob HTTP/1.1\r\nHost: x\r\nX-Padding: " + b"p" * 40000
-                + b"\r\nContent-Length: 2\r\n\r\n{}")
-    answer = b""
-    try:
-        while True:
-            chunk = big.recv(65536)
-            if not chunk:
-                break
-            answer += chunk
-    except (ConnectionResetError, socket.timeout):
-        pass
-    big.close()
-    head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1")
-    check("over-size headers are answered by libmicrohttpd: 431, HTML, no AWS error type, closed",
+
+    def raw_headers_of(padding):
+        conn = socket.create_connection((host, int(port)), timeout=10)
+        conn.sendall(b"POST /v1/submitservicejob HTTP/1.1\r\nHost: x\r\nX-Padding: " + b"p" * padding
+                     + b"\r\nContent-Length: 2\r\n\r\n{}")
+        answer = b""
+        try:
+            while True:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        except (ConnectionResetError, socket.timeout):
+            pass
+        conn.close()
+        head, _, body = answer.partition(b"\r\n\r\n")
+        return head.decode("latin-1"), body
+
+    head, body = raw_headers_of(20000)
+    check("headers over the setting are answered 431 ClientException, AWS-shaped, and closed",
+          ("431", "ClientException", True, True),
+          (head[9:12], json.loads(body or b"{}").get("__type"),
+           "x-amzn-errortype: clientexception" in head.lower(), "connection: close" in head.lower()))
+    truthy("... naming the setting", b"fairshare.api_max_header_size" in body, repr(body[:200]))
+    head, body = raw_headers_of(100000)
+    check("headers over four times the setting are answered by libmicrohttpd: 431, HTML, no AWS error type",
           ("431", True, False), (head[9:12], "text/html" in head.lower() or "content-type" not in head.lower(),
                                  "x-amzn-errortype" in head.lower()))
-    print("  (the answer to over-size headers: %r)" % answer[:300])
+    print("  (libmicrohttpd's answer to over-size headers: %r)" % (head[:200] + body[:100].decode("latin-1")))
+    check("over-size headers wrote nothing", before, job_count())
     # An empty body is an empty request: a ClientException naming what is missing.
     st, h, b = signed_raw("POST", "/v1/describeservicejob", b"")
     check("an empty body is a request without members", (400, "ClientException", True),

@@ -371,6 +371,23 @@ SELECT share, jsonb_array_length(jobs) AS jobs,
 		  JOIN fairshare.jobs j ON j.job_id = split_part(x ->> 'jobArn', '/', 2)::bigint WHERE n <= 3) AS first_three,
 	   (SELECT bool_and(x ? 'earliestTimeAtPosition') FROM jsonb_array_elements(jobs) x) AS timed
   FROM fronts, jsonb_each(fronts.q) AS s(share, jobs) ORDER BY share;
+
+-- ListServiceJobs with a share filter and a finished status reads an index
+-- of that share's jobs in that status, newest first, also under row-level
+-- security (where "status = X" cannot be an index condition): the query
+-- _api_list_service_jobs builds, as a submitter and as an admin.
+\c - regress_api_sub
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM fairshare.jobs j
+ WHERE j.job_queue = 'fronts-q' AND j.status = 'FAILED'::fairshare.job_status AND j.quota_share = 'A'
+ ORDER BY j.created_at DESC, j.job_id DESC LIMIT 101;
+\c - regress_api_admin
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM fairshare.jobs j
+ WHERE j.job_queue = 'fronts-q' AND j.status = 'SUCCEEDED'::fairshare.job_status AND j.share_identifier = 'A'
+ ORDER BY j.created_at DESC, j.job_id DESC LIMIT 101;
 \c - postgres
 
 DROP FUNCTION public.call(text, jsonb);
