@@ -30,6 +30,7 @@ TYPE = "ml.g5.xlarge"
 passed = 0
 failed = 0
 answers = {}		# operation -> raw JSON answers seen
+mismatches = {}		# operation -> how its answers differ from the model
 
 
 def check(what, ok, detail=""):
@@ -104,13 +105,12 @@ def capture(http_response, model, **kwargs):
     try:
         value = json.loads(body) if body else {}
     except ValueError:
-        check("%s answers JSON" % model.name, False, body[:200])
+        mismatches.setdefault(model.name, []).append("not JSON: %r" % body[:200])
+        answers.setdefault(model.name, []).append(None)
         return
     answers.setdefault(model.name, []).append(value)
-    problems = []
     if model.output_shape is not None:
-        conform(model.output_shape, value, model.name, problems)
-    check("%s's answer matches the model (%d members)" % (model.name, len(value)), not problems, problems[:8])
+        conform(model.output_shape, value, model.name, mismatches.setdefault(model.name, []))
 
 
 def client(endpoint, pair):
@@ -305,6 +305,9 @@ def main():
     admin.update_service_environment(serviceEnvironment="conf-env", state="DISABLED")
     admin.delete_service_environment(serviceEnvironment="conf-env")
 
+    for name in sorted(answers):
+        check("%s: its %d answers match the model" % (name, len(answers[name])),
+              not mismatches.get(name), mismatches.get(name, [])[:8])
     served = set(answers)
     model_ops = {"SubmitServiceJob", "DescribeServiceJob", "ListServiceJobs", "UpdateServiceJob", "TerminateServiceJob",
                  "GetJobQueueSnapshot", "CreateServiceEnvironment", "UpdateServiceEnvironment",
