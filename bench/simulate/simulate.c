@@ -77,6 +77,8 @@ typedef struct Options
 	const char *jobs_file;		/* --jobs: per-job CSV */
 	int			starvation_seconds;
 	int			allowance_seconds;
+	int			reclaim_wait_seconds;
+	bool		checkpoint_on_stop;
 	int			warmup_days;
 	int			checkpoint_percent;
 	int			checkpoint_minutes;
@@ -127,6 +129,7 @@ parse_options(Options *o, int argc, char **argv)
 	o->poll_seconds = 5;
 	o->starvation_seconds = 3600;
 	o->allowance_seconds = 900;
+	o->reclaim_wait_seconds = 0;
 	o->warmup_days = 1;
 	o->checkpoint_percent = 50;
 	o->checkpoint_minutes = 30;
@@ -146,6 +149,10 @@ parse_options(Options *o, int argc, char **argv)
 			o->jobs_file = argv[++i];
 		else if (strcmp(argv[i], "--starvation") == 0 && i + 1 < argc)
 			o->starvation_seconds = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--checkpoint-on-stop") == 0)
+			o->checkpoint_on_stop = true;
+		else if (strcmp(argv[i], "--reclaim-wait") == 0 && i + 1 < argc)
+			o->reclaim_wait_seconds = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--allowance") == 0 && i + 1 < argc)
 			o->allowance_seconds = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
@@ -508,6 +515,8 @@ main(int argc, char **argv)
 	config.horizon = FS_SECONDS(14 * 86400);
 	config.trace_job = o.trace_job;
 	config.runtime_allowance = FS_SECONDS(o.allowance_seconds);
+	config.reclaim_wait = FS_SECONDS(o.reclaim_wait_seconds);
+	config.checkpoint_on_stop = o.checkpoint_on_stop;
 
 	if (o.jobs_file != NULL && (jobs = fopen(o.jobs_file, "w")) == NULL)
 	{

@@ -261,6 +261,19 @@ nomination_still_stands(FsPass *pass, int nominee)
 }
 
 /*
+ * A reclaim that waits (FsInput.reclaim_wait): a preemption nominee with no
+ * victims stopping for it holds the room that frees by itself, and
+ * preempts for what is still short once it has waited reclaim_wait
+ * (fs_place_nominated_jobs).
+ */
+static bool
+reclaim_waiting(const FsPass *pass, const FsNominee *n)
+{
+	return pass->in->reclaim_wait > 0 && n->kind == FS_NOMINATION_PREEMPTION &&
+		n->stopping_num == 0 && n->stopping_type == 0;
+}
+
+/*
  * Would a preemption nominee fit once its victims have stopped, next to the
  * nominees kept before it?  If not (a limit was lowered, say), it is
  * dropped rather than left holding room for ever.
@@ -350,7 +363,8 @@ fs_take_nominations(FsPass *pass)
 		FsQueueState *qs = &pass->queues[in->shares[js->share].queue];
 
 		if (!nomination_still_stands(pass, i) ||
-			(n->kind == FS_NOMINATION_PREEMPTION && !nominee_feasible(pass, i)) ||
+			(n->kind == FS_NOMINATION_PREEMPTION && !reclaim_waiting(pass, n) &&
+			 !nominee_feasible(pass, i)) ||
 			(n->kind == FS_NOMINATION_STARVATION && qs->starver >= 0))
 		{
 			drop_nomination(pass, n->job);
@@ -398,11 +412,21 @@ fs_place_nominated_jobs(FsPass *pass)
 			fs_place(pass, n->job, n->environment, n->instance_type);
 			continue;
 		}
+		if (reclaim_waiting(pass, n) && pass->in->now - n->since >= pass->in->reclaim_wait)
+		{
+			/* it has waited: step 2 preempts for what is still short */
+			fs_unhold(pass, i);
+			fs_quota_add(pass, js->share, n->instance_type, 0, 0, -n->count);
+			drop_nomination(pass, n->job);
+			js->reclaim_now = true;
+			continue;
+		}
 		d = fs_add_decision(pass, FS_DECISION_KEEP_NOMINATION, n->job);
 		d->environment = n->environment;
 		d->instance_type = n->instance_type;
 		d->nomination_kind = n->kind;
 		d->nominated_since = n->since;
+		d->reclaim_waits = reclaim_waiting(pass, n);
 		fs_note_nominated(pass, n->job);
 	}
 }
