@@ -242,6 +242,13 @@ on_preempted(Day *d, int job, const FsDecision *decision)
 	if (!t->preempted_in_window)
 		return;
 	d->result->classes[class_of(d, job)].preemptions++;
+	{
+		const SimJob *for_job = sim_job(&d->sim, decision->for_job_id);
+
+		if (for_job != NULL)
+			d->result->classes[class_of(d, (int) (for_job - d->sim.jobs))].stopped_for +=
+				decision->instance_count;
+	}
 	if (decision->preempt_reason == FS_PREEMPT_IN_SHARE)
 		d->result->in_share_preemptions++;
 	else

@@ -73,6 +73,9 @@ typedef struct ClassResult
 	int			preemptions;	/* times one of its jobs was chosen as a victim */
 	InstanceTime lost;			/* instance-time held by those attempts, less
 								 * the training their checkpoints kept */
+	int			stopped_for;	/* instances of any class stopped to make room
+								 * for its jobs (the floor of lost work:
+								 * docs/preemption.md) */
 } ClassResult;
 
 typedef struct DayResult
