@@ -196,7 +196,7 @@ nominee_order_cmp(const void *a, const void *b, const void *ctx)
 	return ida < idb ? -1 : (ida > idb);
 }
 
-static void
+static FsDecision *
 drop_nomination(FsPass *pass, int job)
 {
 	FsJobState *js = &pass->jobs[job];
@@ -213,6 +213,7 @@ drop_nomination(FsPass *pass, int job)
 	}
 	if (js->status != FS_JOB_MISCONFIGURED)
 		js->status = FS_JOB_WAITING;
+	return d;
 }
 
 /* Is the earlier nomination still one the job may have? */
@@ -417,7 +418,7 @@ fs_place_nominated_jobs(FsPass *pass)
 			/* it has waited: step 2 preempts for what is still short */
 			fs_unhold(pass, i);
 			fs_quota_add(pass, js->share, n->instance_type, 0, 0, -n->count);
-			drop_nomination(pass, n->job);
+			drop_nomination(pass, n->job)->reclaim_waits = true;
 			js->reclaim_now = true;
 			continue;
 		}

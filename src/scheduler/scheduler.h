@@ -374,7 +374,8 @@ typedef struct FsDecision
 	FsNominationKind nomination_kind;
 	FsTime		nominated_since;
 	bool		reclaim_waits;	/* PREEMPTION with no victims yet: it waits
-								 * fairshare.reclaim_wait for room to free */
+								 * fairshare.reclaim_wait for room to free
+								 * (DROP: it has waited; step 2 reclaims) */
 
 	/*
 	 * NOMINATE, KEEP_NOMINATION of a starving job: its held room is complete
