@@ -39,6 +39,8 @@ int			fairshare_capacity_backoff_s = 600;
 int			fairshare_starvation_seconds = 3600;
 int			fairshare_backfill_allowance_s = 1800;
 int			fairshare_checkpoint_interval_s = 1800;
+bool		fairshare_checkpoint_on_stop = false;
+int			fairshare_reclaim_wait_s = 0;
 int			fairshare_retention_s = 30 * 86400;
 int			fairshare_api_port = 0;
 char	   *fairshare_api_listen_addresses = NULL;
@@ -245,6 +247,23 @@ fairshare_define_settings(void)
 							"How often a job whose request has CheckpointConfig is taken to save a checkpoint.",
 							"Preemption stops the victims that lose least work first; 0 counts no checkpoints (every victim loses all it ran).",
 							&fairshare_checkpoint_interval_s, 1800, 0, 7 * 86400,
+							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+
+	/*
+	 * SageMaker's StopTrainingJob gives the script time (SIGTERM, 120 s)
+	 * to save; whether it does is the script's, so counting that last
+	 * checkpoint is a choice (docs/preemption.md).
+	 */
+	DefineCustomBoolVariable("fairshare.checkpoint_on_stop",
+							 "Whether a preempted job with CheckpointConfig is taken to write a last checkpoint when stopped.",
+							 "If on, such a victim is counted as losing only its startup.",
+							 &fairshare_checkpoint_on_stop, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fairshare.reclaim_wait",
+							"How long a reclaim waits, holding the room that frees by itself, before it preempts.",
+							"0 preempts at once; otherwise only what is still short after the wait is preempted.",
+							&fairshare_reclaim_wait_s, 0, 0, 3600,
 							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("fairshare.create_retry_limit",

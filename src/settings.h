@@ -24,6 +24,8 @@ extern int	fairshare_capacity_backoff_s;
 extern int	fairshare_starvation_seconds;
 extern int	fairshare_backfill_allowance_s;
 extern int	fairshare_checkpoint_interval_s;
+extern bool fairshare_checkpoint_on_stop;
+extern int	fairshare_reclaim_wait_s;
 extern int	fairshare_retention_s;
 extern int	fairshare_create_retry_limit;
 extern int	fairshare_create_retry_timeout_s;

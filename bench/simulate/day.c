@@ -226,20 +226,29 @@ on_preempted(Day *d, int job, const FsDecision *decision)
 
 	/*
 	 * What its checkpoints keep of this attempt: whole intervals of the
-	 * training done by the stop request (SageMaker's grace period to write
-	 * one more is not counted: the job may not use it).
+	 * training done by the stop request -- or, with checkpoint_on_stop
+	 * (SageMaker's grace period used to write one more), all of it.
 	 */
 	if (d->workload->jobs[job].checkpoint_interval > 0 && d->sim.now > t->placed_at + t->startup)
 	{
 		FsTime		interval = d->workload->jobs[job].checkpoint_interval;
 
-		t->kept = (d->sim.now - t->placed_at - t->startup) / interval * interval;
+		t->kept = d->sim.now - t->placed_at - t->startup;
+		if (!d->config->checkpoint_on_stop)
+			t->kept = t->kept / interval * interval;
 	}
 	expect(d, t->saved + t->kept < d->workload->jobs[job].run_time,
 		   "a stopped job kept more training than it needed");
 	if (!t->preempted_in_window)
 		return;
 	d->result->classes[class_of(d, job)].preemptions++;
+	{
+		const SimJob *for_job = sim_job(&d->sim, decision->for_job_id);
+
+		if (for_job != NULL)
+			d->result->classes[class_of(d, (int) (for_job - d->sim.jobs))].stopped_for +=
+				decision->instance_count;
+	}
 	if (decision->preempt_reason == FS_PREEMPT_IN_SHARE)
 		d->result->in_share_preemptions++;
 	else
@@ -695,6 +704,9 @@ simulate_day(const Workload *workload, const Policy *policy, const DayConfig *co
 	d.sim.requeue_keeps_place = true;
 	d.sim.stop_delay = config->stop_delay;
 	d.sim.min_runtime = config->min_runtime;
+	d.sim.checkpoint_on_stop = config->checkpoint_on_stop;
+	/* the old order is the old preemption: it reclaims at once */
+	d.sim.reclaim_wait = policy->victim_order == FS_VICTIMS_LATEST_STARTED ? 0 : config->reclaim_wait;
 	d.sim.starvation = config->starvation;
 	d.sim.victim_order = policy->victim_order;
 	policy->build(&d.sim, config->capacity, d.class_share);

@@ -37,6 +37,9 @@ typedef struct DayConfig
 	FsTime		poll_interval;	/* fairshare.poll_interval */
 	FsTime		stop_delay;		/* StopTrainingJob until Stopped */
 	FsTime		min_runtime;	/* fairshare.preemption_min_runtime */
+	FsTime		reclaim_wait;	/* fairshare.reclaim_wait (not for quota-latest) */
+	bool		checkpoint_on_stop; /* a stopped job with checkpoints writes one
+									 * more (fairshare.checkpoint_on_stop) */
 	FsTime		starvation;		/* fairshare.starvation_seconds */
 	FsTime		day_length;		/* 24 h: each day's submissions fall within one */
 	FsTime		horizon;		/* every job must have finished this long after
@@ -70,6 +73,9 @@ typedef struct ClassResult
 	int			preemptions;	/* times one of its jobs was chosen as a victim */
 	InstanceTime lost;			/* instance-time held by those attempts, less
 								 * the training their checkpoints kept */
+	int			stopped_for;	/* instances of any class stopped to make room
+								 * for its jobs (the floor of lost work:
+								 * docs/preemption.md) */
 } ClassResult;
 
 typedef struct DayResult

@@ -28,7 +28,8 @@
  *                      instances x time held by attempts that were
  *                      preempted (placement to stopped), less the training
  *                      their checkpoints kept (whole checkpoint intervals
- *                      trained by the stop request; the next attempt
+ *                      trained by the stop request, or with
+ *                      --checkpoint-on-stop all of it; the next attempt
  *                      resumes there): the rest produced nothing.  x8 for
  *                      A100 GPU-hours.
  *
@@ -49,6 +50,15 @@
  *   --checkpoints P     percent of exploration and sweep jobs that set
  *                       CheckpointConfig (default 50; 0 = none)
  *   --checkpoint-minutes M   how often they save (default 30)
+ *   --checkpoint-on-stop a stopped job with CheckpointConfig writes a last
+ *                       checkpoint and keeps all it trained (SageMaker's
+ *                       stop gives it time to); the core counts it so
+ *                       (fairshare.checkpoint_on_stop).  Default: off, only
+ *                       whole intervals are kept.  Both victim orders.
+ *   --reclaim-wait S    fairshare.reclaim_wait: a reclaim first waits S
+ *                       seconds holding the room that frees by itself
+ *                       (default 0).  Not for quota-latest, which is the
+ *                       preemption before it.
  *   --summary           also one "summary POLICY KEY VALUE" line per number,
  *                       for scripts (test/simulate/simulate.test, seeds.sh)
  *   --jobs FILE         one CSV line per job and policy, for looking closer
@@ -77,6 +87,8 @@ typedef struct Options
 	const char *jobs_file;		/* --jobs: per-job CSV */
 	int			starvation_seconds;
 	int			allowance_seconds;
+	int			reclaim_wait_seconds;
+	bool		checkpoint_on_stop;
 	int			warmup_days;
 	int			checkpoint_percent;
 	int			checkpoint_minutes;
@@ -90,7 +102,8 @@ usage(void)
 {
 	fprintf(stderr, "usage: simulate [--seed N] [--policies KEY,...] [--warmup DAYS] [--capacity N]\n"
 			"                [--poll SECONDS] [--starvation SECONDS] [--allowance SECONDS] [--summary]\n"
-			"                [--checkpoints PERCENT] [--checkpoint-minutes M] [--jobs FILE.csv] [--trace JOB]\n"
+			"                [--checkpoints PERCENT] [--checkpoint-minutes M] [--checkpoint-on-stop]\n"
+			"                [--reclaim-wait SECONDS] [--jobs FILE.csv] [--trace JOB]\n"
 			"  policies: fifo strict-fifo priority fair-share quota-shares quota-latest quota-fair\n");
 	exit(2);
 }
@@ -127,6 +140,7 @@ parse_options(Options *o, int argc, char **argv)
 	o->poll_seconds = 5;
 	o->starvation_seconds = 3600;
 	o->allowance_seconds = 900;
+	o->reclaim_wait_seconds = 0;
 	o->warmup_days = 1;
 	o->checkpoint_percent = 50;
 	o->checkpoint_minutes = 30;
@@ -146,6 +160,10 @@ parse_options(Options *o, int argc, char **argv)
 			o->jobs_file = argv[++i];
 		else if (strcmp(argv[i], "--starvation") == 0 && i + 1 < argc)
 			o->starvation_seconds = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--checkpoint-on-stop") == 0)
+			o->checkpoint_on_stop = true;
+		else if (strcmp(argv[i], "--reclaim-wait") == 0 && i + 1 < argc)
+			o->reclaim_wait_seconds = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--allowance") == 0 && i + 1 < argc)
 			o->allowance_seconds = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
@@ -229,15 +247,17 @@ print_header(const Options *o, const Workload *w)
 	printf("  environment  %d x ml.p4d.24xlarge\n", o->capacity);
 	printf("  SageMaker    startup 3-8 min per attempt, stop 2 min; a pass on every event and every %d s\n",
 		   o->poll_seconds);
-	printf("  settings     preemption_min_runtime 300 s, starvation_seconds %d s\n", o->starvation_seconds);
+	printf("  settings     preemption_min_runtime 300 s, starvation_seconds %d s, reclaim_wait %d s\n",
+		   o->starvation_seconds, o->reclaim_wait_seconds);
 	if (o->allowance_seconds > 0)
 		printf("  time limits  MaxRuntimeInSeconds 1.5 x training, rounded up to 10 min; + %d s for startup and stop\n",
 			   o->allowance_seconds);
 	else
 		printf("  time limits  none passed to the core\n");
 	if (o->checkpoint_percent > 0)
-		printf("  checkpoints  %d%% of exploration and sweep jobs save every %d min (CheckpointConfig)\n",
-			   o->checkpoint_percent, o->checkpoint_minutes);
+		printf("  checkpoints  %d%% of exploration and sweep jobs save every %d min (CheckpointConfig)%s\n",
+			   o->checkpoint_percent, o->checkpoint_minutes,
+			   o->checkpoint_on_stop ? ", and once more when stopped" : "");
 	else
 		printf("  checkpoints  none\n");
 	printf("  workload     %d jobs, %.0f instance-hours of training (%.0f%% of the day's %.0f)\n",
@@ -478,6 +498,7 @@ print_summary(const Options *o, const DayResult *results)
 			printf("summary %s %s_wait_p99 %.2f\n", key, name, percentile(cr->wait_minutes, cr->n_waits, 99));
 			printf("summary %s %s_preemptions %d\n", key, name, cr->preemptions);
 			printf("summary %s %s_lost_hours %.4f\n", key, name, (double) cr->lost / HOUR_USECS);
+			printf("summary %s %s_stopped_for_instances %d\n", key, name, cr->stopped_for);
 			printf("summary %s %s_finished %d\n", key, name, cr->finished);
 			printf("summary %s %s_submitted %d\n", key, name, cr->submitted);
 		}
@@ -508,6 +529,8 @@ main(int argc, char **argv)
 	config.horizon = FS_SECONDS(14 * 86400);
 	config.trace_job = o.trace_job;
 	config.runtime_allowance = FS_SECONDS(o.allowance_seconds);
+	config.reclaim_wait = FS_SECONDS(o.reclaim_wait_seconds);
+	config.checkpoint_on_stop = o.checkpoint_on_stop;
 
 	if (o.jobs_file != NULL && (jobs = fopen(o.jobs_file, "w")) == NULL)
 	{

@@ -143,7 +143,9 @@ add_victim_choice(FsText *t, const FsInput *in, const FsDecision *d)
 	add_int(t, d->victim_priority);
 	add(t, " it loses the least work: ");
 	add_minutes(t, d->victim_lost);
-	if (d->victim_checkpoint_interval > 0)
+	if (d->victim_checkpoint_interval > 0 && in->checkpoint_on_stop)
+		add(t, ", its startup (CheckpointConfig: it writes a last checkpoint when stopped)");
+	else if (d->victim_checkpoint_interval > 0)
 	{
 		add(t, " since its last checkpoint (CheckpointConfig, one every ");
 		add_minutes(t, d->victim_checkpoint_interval);
@@ -487,9 +489,13 @@ fs_format_decision(const FsInput *in, const FsDecision *d, char *buf, size_t siz
 		case FS_DECISION_KEEP_NOMINATION:
 			add(&t, "capacity in ");
 			add_pair(&t, in, d->environment, d->instance_type);
-			add(&t, d->nomination_kind == FS_NOMINATION_PREEMPTION ?
-				" is held for this job while preempted jobs stop" :
-				" is held for this job as it frees up (waited longer than fairshare.starvation_seconds)");
+			if (d->nomination_kind == FS_NOMINATION_PREEMPTION && d->reclaim_waits)
+				add(&t, " is held for this job as it frees up; what is still short after "
+					"fairshare.reclaim_wait is reclaimed from shares above their limit");
+			else
+				add(&t, d->nomination_kind == FS_NOMINATION_PREEMPTION ?
+					" is held for this job while preempted jobs stop" :
+					" is held for this job as it frees up (waited longer than fairshare.starvation_seconds)");
 			break;
 		case FS_DECISION_DROP_NOMINATION:
 			add(&t, "capacity in ");

@@ -108,6 +108,7 @@ typedef struct FsJobState
 	bool		misconfiguration_known;
 	bool		considered;
 	bool		tried_guaranteed;	/* quota step 2 tried it within its guarantee */
+	bool		reclaim_now;	/* its reclaim waited out reclaim_wait: no more waiting */
 	int			placed_env;		/* where this pass placed it (status PLACED) */
 	int			placed_type;
 	bool		could_fit_known;

@@ -196,7 +196,7 @@ nominee_order_cmp(const void *a, const void *b, const void *ctx)
 	return ida < idb ? -1 : (ida > idb);
 }
 
-static void
+static FsDecision *
 drop_nomination(FsPass *pass, int job)
 {
 	FsJobState *js = &pass->jobs[job];
@@ -213,6 +213,7 @@ drop_nomination(FsPass *pass, int job)
 	}
 	if (js->status != FS_JOB_MISCONFIGURED)
 		js->status = FS_JOB_WAITING;
+	return d;
 }
 
 /* Is the earlier nomination still one the job may have? */
@@ -258,6 +259,19 @@ nomination_still_stands(FsPass *pass, int nominee)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * A reclaim that waits (FsInput.reclaim_wait): a preemption nominee with no
+ * victims stopping for it holds the room that frees by itself, and
+ * preempts for what is still short once it has waited reclaim_wait
+ * (fs_place_nominated_jobs).
+ */
+static bool
+reclaim_waiting(const FsPass *pass, const FsNominee *n)
+{
+	return pass->in->reclaim_wait > 0 && n->kind == FS_NOMINATION_PREEMPTION &&
+		n->stopping_num == 0 && n->stopping_type == 0;
 }
 
 /*
@@ -350,7 +364,8 @@ fs_take_nominations(FsPass *pass)
 		FsQueueState *qs = &pass->queues[in->shares[js->share].queue];
 
 		if (!nomination_still_stands(pass, i) ||
-			(n->kind == FS_NOMINATION_PREEMPTION && !nominee_feasible(pass, i)) ||
+			(n->kind == FS_NOMINATION_PREEMPTION && !reclaim_waiting(pass, n) &&
+			 !nominee_feasible(pass, i)) ||
 			(n->kind == FS_NOMINATION_STARVATION && qs->starver >= 0))
 		{
 			drop_nomination(pass, n->job);
@@ -398,11 +413,21 @@ fs_place_nominated_jobs(FsPass *pass)
 			fs_place(pass, n->job, n->environment, n->instance_type);
 			continue;
 		}
+		if (reclaim_waiting(pass, n) && pass->in->now - n->since >= pass->in->reclaim_wait)
+		{
+			/* it has waited: step 2 preempts for what is still short */
+			fs_unhold(pass, i);
+			fs_quota_add(pass, js->share, n->instance_type, 0, 0, -n->count);
+			drop_nomination(pass, n->job)->reclaim_waits = true;
+			js->reclaim_now = true;
+			continue;
+		}
 		d = fs_add_decision(pass, FS_DECISION_KEEP_NOMINATION, n->job);
 		d->environment = n->environment;
 		d->instance_type = n->instance_type;
 		d->nomination_kind = n->kind;
 		d->nominated_since = n->since;
+		d->reclaim_waits = reclaim_waiting(pass, n);
 		fs_note_nominated(pass, n->job);
 	}
 }

@@ -149,7 +149,8 @@ fs_lost_work(const FsInput *input, const FsRunningJob *run)
 	{
 		FsTime		trained = input->now - run->checkpoint_from;
 
-		lost -= trained / run->checkpoint_interval * run->checkpoint_interval;
+		lost -= input->checkpoint_on_stop ? trained :
+			trained / run->checkpoint_interval * run->checkpoint_interval;
 		if (lost < 0)
 			lost = 0;			/* training said to begin before started_at */
 	}
@@ -586,7 +587,7 @@ commit(FsVictimSearch *s)
 		pass->result->stats.preempted++;
 	}
 
-	/* a starvation nomination gives way to this one */
+	/* a starvation nomination gives way to this one (a waiting reclaim's is dropped before) */
 	if (js->nominee >= 0 && pass->nominees[js->nominee].active)
 	{
 		fs_unhold(pass, js->nominee);
@@ -619,6 +620,8 @@ commit(FsVictimSearch *s)
 	d->instance_type = s->type;
 	d->nomination_kind = FS_NOMINATION_PREEMPTION;
 	d->nominated_since = pass->in->now;
+	d->reclaim_waits = s->n_chosen == 0 && n->stopping_num == 0 && n->stopping_type == 0 &&
+		pass->in->reclaim_wait > 0;
 	pass->result->stats.nominated++;
 	fs_note_nominated(pass, s->job);
 }
@@ -746,6 +749,16 @@ preempt_for(FsPass *pass, int job, FsPreemptReason reason)
 				if (failed != NULL && (*failed == 0 || js->job->instance_count < *failed))
 					*failed = js->job->instance_count;
 				continue;
+			}
+			if (reason == FS_PREEMPT_RECLAIM && pass->in->reclaim_wait > 0 && !js->reclaim_now)
+			{
+				/*
+				 * Victims could make the room: first wait, holding the room
+				 * that frees by itself (fs_place_nominated_jobs preempts
+				 * for what is still short once the job has waited).
+				 */
+				while (search.n_chosen > 0)
+					take(&search, search.chosen[--search.n_chosen], true);
 			}
 			commit(&search);
 			return true;

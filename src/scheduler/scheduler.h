@@ -270,6 +270,21 @@ typedef struct FsInput
 	FsTime		preemption_min_runtime; /* fairshare.preemption_min_runtime */
 	FsTime		starvation_wait;	/* fairshare.starvation_seconds; <= 0: off */
 	FsVictimOrder victim_order; /* 0 (LEAST_LOST) unless comparing */
+
+	/*
+	 * fairshare.reclaim_wait: a reclaim that victims could make room for
+	 * first waits this long, nominated and holding the room that frees by
+	 * itself, and then preempts only what is still short; 0: preempt at
+	 * once (src/scheduler/README.md, "Preemption").
+	 */
+	FsTime		reclaim_wait;
+
+	/*
+	 * fairshare.checkpoint_on_stop: a victim that keeps checkpoints is
+	 * taken to write one more when it is stopped (SageMaker's stop gives
+	 * the script time to), so it loses only its startup (fs_lost_work()).
+	 */
+	bool		checkpoint_on_stop;
 	bool		collect_wait_reasons;	/* fill FsResult.wait_reasons */
 
 	int			n_instance_types;
@@ -358,6 +373,9 @@ typedef struct FsDecision
 	/* NOMINATE, KEEP_NOMINATION, DROP_NOMINATION */
 	FsNominationKind nomination_kind;
 	FsTime		nominated_since;
+	bool		reclaim_waits;	/* PREEMPTION with no victims yet: it waits
+								 * fairshare.reclaim_wait for room to free
+								 * (DROP: it has waited; step 2 reclaims) */
 
 	/*
 	 * NOMINATE, KEEP_NOMINATION of a starving job: its held room is complete

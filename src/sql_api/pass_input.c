@@ -959,6 +959,8 @@ fairshare_load_world(int prefix, const char *focus_queue, const char *focus_shar
 	w->input.now = (FsTime) GetCurrentTransactionStartTimestamp();
 	w->input.preemption_min_runtime = FS_SECONDS(fairshare_preemption_min_runtime_s);
 	w->input.starvation_wait = FS_SECONDS(fairshare_starvation_seconds);
+	w->input.reclaim_wait = FS_SECONDS(fairshare_reclaim_wait_s);
+	w->input.checkpoint_on_stop = fairshare_checkpoint_on_stop;
 	w->input.collect_wait_reasons = collect_wait_reasons;
 
 	load_environments(w);

@@ -14,7 +14,9 @@
  *	 victims	a reclaim takes only from other shares above their limit;
  *				in-share preemption only lower-priority jobs of the share;
  *				among jobs alike by the rules, the ones that lose least
- *				work (half the jobs keep checkpoints);
+ *				work (half the jobs keep checkpoints; a third of the
+ *				workloads count a last checkpoint at the stop, and a
+ *				quarter let a reclaim wait 30-300 s first);
  *	 fit		a job that preemptions were made for is placed in the first
  *				pass after its victims have stopped, unless something with
  *				a right to it changed (a limit, a priority, an environment);
@@ -959,8 +961,8 @@ check_fit(Sim *sim, Workload *w, int step)
 			const FsDecision *drop = sim_decision(sim, FS_DECISION_DROP_NOMINATION, j->id);
 			const FsDecision *d = keep ? keep : drop;
 
-			if (d == NULL || d->nomination_kind != FS_NOMINATION_PREEMPTION)
-				continue;
+			if (d == NULL || d->nomination_kind != FS_NOMINATION_PREEMPTION || d->reclaim_waits)
+				continue;		/* a reclaim that waits has no victims yet */
 			violation(w, "fit", step, "job %lld not placed after its victims stopped (%lld)",
 					  j->id, drop != NULL);
 		}
@@ -1243,6 +1245,9 @@ run_workload(uint64_t seed)
 	w.seed = seed;
 	sim_init(&sim);
 	generate_world(&sim, &w);
+	/* from the seed, not the generator, so the workloads stay what they were */
+	sim.reclaim_wait = seed % 4 == 1 ? FS_SECONDS(30 + (int64_t) (seed / 4 % 270)) : 0;
+	sim.checkpoint_on_stop = seed % 3 == 2;
 	w.prefixed = sim.prefix > 0;
 	w.steps = rnd_int(60, 140);
 

@@ -283,6 +283,8 @@ build_input(Sim *sim)
 	memset(in, 0, sizeof(*in));
 	in->now = sim->now;
 	in->preemption_min_runtime = sim->min_runtime;
+	in->reclaim_wait = sim->reclaim_wait;
+	in->checkpoint_on_stop = sim->checkpoint_on_stop;
 	in->starvation_wait = sim->starvation;
 	in->victim_order = sim->victim_order;
 	in->collect_wait_reasons = sim->wait_reasons;

@@ -100,6 +100,8 @@ typedef struct Sim
 {
 	FsTime		now;
 	FsTime		min_runtime;
+	FsTime		reclaim_wait;	/* FsInput.reclaim_wait (0 unless set) */
+	bool		checkpoint_on_stop; /* FsInput.checkpoint_on_stop */
 	FsTime		starvation;
 	FsTime		stop_delay;
 	int			prefix;			/* jobs loaded per share; 0 = all */

@@ -86,6 +86,119 @@ test_lost_work_helper(void)
 	CHECK_EQ(fs_lost_work(&in, &run), 0);
 	run.started_at = in.now;
 	CHECK_EQ(fs_lost_work(&in, &run), 0);
+
+	/* fairshare.checkpoint_on_stop: a last checkpoint at the stop keeps all it trained */
+	in.checkpoint_on_stop = true;
+	run.started_at = in.now - MINUTES(67);
+	run.checkpoint_from = in.now - MINUTES(59);
+	CHECK_EQ(fs_lost_work(&in, &run), MINUTES(8));	/* its startup only */
+	run.checkpoint_from = 0;	/* not training yet: all it ran */
+	CHECK_EQ(fs_lost_work(&in, &run), MINUTES(67));
+	run.checkpoint_interval = 0;	/* no CheckpointConfig: all it ran */
+	run.checkpoint_from = in.now - MINUTES(59);
+	CHECK_EQ(fs_lost_work(&in, &run), MINUTES(67));
+}
+
+/* With checkpoint_on_stop the reason says the victim loses only its startup. */
+static void
+test_victim_reason_checkpoint_on_stop(void)
+{
+	VictimWorld w;
+	int			checkpointed,
+				recent;
+	const FsDecision *d;
+	char		text[400];
+
+	victim_world(&w, FS_VICTIMS_LEAST_LOST);
+	w.sim.checkpoint_on_stop = true;
+	checkpointed = borrower(&w, 10, 0, MINUTES(50), MINUTES(30), MINUTES(6));	/* loses 6 */
+	recent = borrower(&w, 10, 0, MINUTES(10), 0, 0);	/* loses 10 */
+	borrower(&w, 20, 0, MINUTES(100), 0, 0);
+	sim_submit(&w.sim, w.owner, 10, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK(preempted(&w, checkpointed));
+	CHECK(!preempted(&w, recent));
+	d = sim_decision(&w.sim, FS_DECISION_PREEMPT, w.sim.jobs[checkpointed].id);
+	CHECK(d != NULL);
+	if (d)
+	{
+		CHECK_EQ(d->victim_lost, MINUTES(6));
+		fs_format_decision(&w.sim.input, d, text, sizeof(text));
+		CHECK_CONTAINS(text, "it loses the least work: 6 minutes, its startup (CheckpointConfig: it writes "
+					   "a last checkpoint when stopped)");
+	}
+	sim_free(&w.sim);
+}
+
+/*
+ * fairshare.reclaim_wait: a reclaim that victims could make room for first
+ * waits, holding the room that frees by itself, then preempts only what is
+ * still short.
+ */
+static void
+test_reclaim_wait(void)
+{
+	VictimWorld w;
+	int			b[4],
+				job,
+				i,
+				n;
+	const FsDecision *d;
+	char		text[400];
+
+	victim_world(&w, FS_VICTIMS_LEAST_LOST);
+	w.sim.reclaim_wait = MINUTES(4);
+	for (i = 0; i < 4; i++)
+		b[i] = borrower(&w, 10, 0, MINUTES(20 + 10 * i), 0, 0);
+	job = sim_submit(&w.sim, w.owner, 20, 0, w.t);
+	sim_pass(&w.sim);
+	for (i = 0; i < 4; i++)
+		CHECK(!preempted(&w, b[i]));
+	d = sim_decision(&w.sim, FS_DECISION_NOMINATE, w.sim.jobs[job].id);
+	CHECK(d != NULL);
+	if (d)
+	{
+		CHECK(d->reclaim_waits);
+		fs_format_decision(&w.sim.input, d, text, sizeof(text));
+		CHECK_CONTAINS(text, "is held for this job as it frees up; what is still short after "
+					   "fairshare.reclaim_wait is reclaimed");
+	}
+
+	/* one borrower ends by itself: its room is held, nothing else takes it */
+	sim_advance(&w.sim, MINUTES(1));
+	sim_finish(&w.sim, b[3]);
+	sim_submit(&w.sim, w.over, 5, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK_EQ(sim_held(&w.sim, w.over), 90);
+	CHECK(sim_decision(&w.sim, FS_DECISION_KEEP_NOMINATION, w.sim.jobs[job].id) != NULL);
+	for (i = 0; i < 3; i++)
+		CHECK(!preempted(&w, b[i]));
+
+	/* it has waited: only the 10 still short are preempted, the least lost */
+	sim_advance(&w.sim, MINUTES(3));
+	sim_pass(&w.sim);
+	for (i = 0, n = 0; i < 3; i++)
+		n += preempted(&w, b[i]);
+	CHECK_EQ(n, 1);
+	CHECK(preempted(&w, b[0]));
+	d = sim_decision(&w.sim, FS_DECISION_NOMINATE, w.sim.jobs[job].id);
+	CHECK(d != NULL && !d->reclaim_waits);
+	sim_advance(&w.sim, MINUTES(2));
+	sim_finish_stops(&w.sim);
+	sim_pass(&w.sim);
+	CHECK(sim_decision(&w.sim, FS_DECISION_PLACE, w.sim.jobs[job].id) != NULL);
+	sim_free(&w.sim);
+
+	/* without the setting it preempts at once */
+	victim_world(&w, FS_VICTIMS_LEAST_LOST);
+	for (i = 0; i < 4; i++)
+		b[i] = borrower(&w, 10, 0, MINUTES(20 + 10 * i), 0, 0);
+	job = sim_submit(&w.sim, w.owner, 20, 0, w.t);
+	sim_pass(&w.sim);
+	CHECK(preempted(&w, b[0]) && preempted(&w, b[1]));
+	d = sim_decision(&w.sim, FS_DECISION_NOMINATE, w.sim.jobs[job].id);
+	CHECK(d != NULL && !d->reclaim_waits);
+	sim_free(&w.sim);
 }
 
 /* A job just past a checkpoint loses less than the most recently started one. */
@@ -403,5 +516,7 @@ const TestCase victim_tests[] = {
 	{"victims_exhaustive", test_victims_exhaustive},
 	{"in_share_victims_least_lost", test_in_share_victims_least_lost},
 	{"young_victim_reason", test_young_victim_reason},
+	{"victim_reason_checkpoint_on_stop", test_victim_reason_checkpoint_on_stop},
+	{"reclaim_wait", test_reclaim_wait},
 };
 const int	n_victim_tests = sizeof(victim_tests) / sizeof(victim_tests[0]);

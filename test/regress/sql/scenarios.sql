@@ -430,5 +430,59 @@ SELECT job, action, regexp_replace(reason, 'work: [0-9]+ seconds?', 'work: N sec
 RESET fairshare.checkpoint_interval;
 RESET fairshare.preemption_min_runtime;
 
+-------------------------------------------------------------------------------
+-- fairshare.reclaim_wait (docs/preemption.md): a reclaim that victims could
+-- make room for first waits, nominated and holding the room that frees by
+-- itself; once it has waited it preempts what is still short.  Borrower
+-- holds all 4 instances in two jobs; Owner asks for 2.  Then
+-- fairshare.checkpoint_on_stop: the victim with CheckpointConfig is taken
+-- to write a last checkpoint, and to lose only its startup.
+-------------------------------------------------------------------------------
+SET client_min_messages = warning;
+SET session_replication_role = replica;
+TRUNCATE fairshare.jobs CASCADE;
+RESET session_replication_role;
+RESET client_min_messages;
+SET fairshare.preemption_min_runtime = 0;
+SET fairshare.reclaim_wait = 3600;
+INSERT INTO fairshare.service_environments (name) VALUES ('rw');
+INSERT INTO fairshare.capacity_limits VALUES ('rw', 'ml.p4d.24xlarge', 4);
+INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES ('rw-queue', 100, 'quota');
+INSERT INTO fairshare.queue_environments VALUES ('rw-queue', 'rw', 1);
+INSERT INTO fairshare.quota_shares (job_queue, name, strategy) VALUES
+	('rw-queue', 'Borrower', 'LEND_AND_BORROW'), ('rw-queue', 'Owner', 'LEND');
+INSERT INTO fairshare.quota_share_limits VALUES
+	('rw-queue', 'Borrower', 'ml.p4d.24xlarge', 0), ('rw-queue', 'Owner', 'ml.p4d.24xlarge', 4);
+INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, request, instance_count)
+SELECT name, 'rw-queue', 'Borrower',
+	   jsonb_build_object('RoleArn', 'arn:aws:iam::123456789012:role/SageMakerRole',
+		   'OutputDataConfig', jsonb_build_object('S3OutputPath', 's3://bucket/out'),
+		   'ResourceConfig', jsonb_build_object('InstanceType', 'ml.p4d.24xlarge', 'InstanceCount', 2))
+	   || CASE WHEN name = 'rw-saves' THEN jsonb_build_object('CheckpointConfig',
+			  jsonb_build_object('S3Uri', 's3://bucket/checkpoints/rw-saves')) ELSE '{}' END,
+	   2
+  FROM unnest(ARRAY['rw-saves', 'rw-none']) name;
+SELECT * FROM pg_temp.pass();
+SELECT pg_temp.all_training();
+SELECT pg_temp.submit('rw-queue', 'Owner', 'rw-owner', 2) > 0 AS submitted;
+-- it waits: nominated, nothing preempted
+SELECT job, action, reason FROM pg_temp.pass();
+SELECT job_name, status, nomination_kind, stop_kind FROM fairshare.jobs
+ WHERE job_queue = 'rw-queue' ORDER BY job_name;
+SELECT status_reason FROM fairshare.jobs WHERE job_name = 'rw-owner';
+-- a later pass keeps the nomination while the wait lasts
+SELECT job, action, reason FROM pg_temp.pass();
+-- it has waited: it reclaims the 2 still short, from the job that loses least
+SET fairshare.reclaim_wait = 1;
+SET fairshare.checkpoint_on_stop = on;
+SELECT pg_sleep(1.1);
+SELECT job, action, regexp_replace(reason, 'work: [0-9]+ seconds?', 'work: N seconds') AS reason
+  FROM pg_temp.pass();
+SELECT job_name, status, nomination_kind, stop_kind FROM fairshare.jobs
+ WHERE job_queue = 'rw-queue' ORDER BY job_name;
+RESET fairshare.checkpoint_on_stop;
+RESET fairshare.reclaim_wait;
+RESET fairshare.preemption_min_runtime;
+
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
