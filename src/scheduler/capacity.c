@@ -935,7 +935,8 @@ fs_pair_fits(FsPass *pass, int job, int env, int type, const FsRules *rules, FsF
 		fit->in_use = occupied;
 		fit->held = held;
 		fit->reserved = unreserved - room;
-		if (held > 0)
+		/* who holds it only says why in a wait reason: a search of the nominees */
+		if (held > 0 && pass->in->collect_wait_reasons)
 			fit->held_for_job_id = holder_of(pass, env, ui, rules->own_nominee);
 		return false;
 	}
