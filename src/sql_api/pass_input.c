@@ -485,7 +485,7 @@ load_shares(PassWorld *w, char **policies)
 	int			n_fair = 0;
 	Datum	   *fair_queues;
 
-	/* A FIFO queue is one share. */
+	/* A FIFO queue is one share.  (FIFO, quota, fair: load_runnable reads heads in this order.) */
 	for (int q = 0; q < w->input.n_queues; q++)
 		if (w->input.queues[q].policy == FS_POLICY_FIFO)
 			add_share(w, &list, q, NULL);
@@ -802,10 +802,7 @@ order_runnable(PassWorld *w, JobList *list, int n_heads)
 										  compare_job_id);
 
 				if (dup != NULL)
-				{
-					dup->job.job_id = -1;	/* marked: dropped below */
-					dup->share = -1;
-				}
+					dup->share = -1;	/* dropped below (the ids stay sorted) */
 			}
 			kept = 0;
 			for (i = 0; i < n_nominated; i++)
@@ -892,8 +889,14 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 		list.cap = (int) Min(rows + 256, (int64) MaxAllocHugeSize / (int64) sizeof(LoadedJob) / 2);
 		list.jobs = MemoryContextAllocHuge(w->cxt, sizeof(LoadedJob) * list.cap);
 	}
-	for (int k = 0; k < 3; k++)
+	/*
+	 * FIFO, quota, then fair shares: the order load_shares numbers them in,
+	 * so that the heads come in share order (order_runnable).
+	 */
+	for (int i = 0; i < 3; i++)
 	{
+		static const int kinds[3] = {0, 2, 1};
+		int			k = kinds[i];
 		Datum		args[4];
 
 		if (n[k] == 0)
