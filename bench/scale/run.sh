@@ -30,7 +30,7 @@
 # RUNNABLE <= 100 ms; at 10,000 shares and 10M <= 1 s.
 #
 # Usage: bash bench/scale/run.sh   SHARES=1000 PER_SHARE=1000 ROUNDS=3 SETTLE=6
-#   (about 10 minutes; SHARES=10000 PER_SHARE=100 measures the load at
+#   (about 4 minutes; SHARES=10000 PER_SHARE=100 measures the load at
 #   10,000 shares on 1M jobs)
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
