@@ -665,10 +665,9 @@ collect_runnable(PassWorld *w, JobList *list, bool with_index)
 	ArrayType  *last_types = NULL;
 	int		   *last_ids = NULL;
 	int			last_n = 0;
-
 	bool		limit_is_int8;
 
-	if (desc->natts < RUNNABLE_SHARE_COLUMN - 1)
+	if (desc->natts < RUNNABLE_SHARE_COLUMN - 1 || desc->natts > RUNNABLE_SHARE_COLUMN)
 		elog(ERROR, "a heads query returned %d columns", desc->natts);
 	limit_is_int8 = SPI_gettypeid(desc, 14) == INT8OID;
 	for (uint64 r = 0; r < SPI_processed; r++)
