@@ -55,6 +55,13 @@ typedef struct FairshareStatement
 extern uint64 fairshare_run_statement(FairshareStatement *st, Datum *values, const char *nulls);
 
 /*
+ * The same, as a cursor (a SELECT), for rows too many to hold at once:
+ * read them with SPI_cursor_fetch, SPI_freetuptable each batch, and
+ * SPI_cursor_close it.
+ */
+extern Portal fairshare_open_statement(FairshareStatement *st, Datum *values, const char *nulls);
+
+/*
  * The same, as role: the user id is switched to it for the run, as a
  * security-restricted operation (the SQL can neither SET ROLE back nor
  * leave session state such as a temporary table behind), and restored

@@ -12,6 +12,14 @@ DROP INDEX fairshare.jobs_queue_status_idx;
 CREATE INDEX jobs_queue_status_idx ON fairshare.jobs (job_queue, status, created_at, job_id);
 
 ------------------------------------------------------------------------------
+-- 10_catalog.sql: each pass's check of attempts past attempt_duration_seconds
+-- reads only the attempts that have one
+------------------------------------------------------------------------------
+
+CREATE INDEX jobs_time_limited_idx ON fairshare.jobs (job_id)
+	WHERE status IN ('STARTING', 'RUNNING') AND attempt_duration_seconds IS NOT NULL;
+
+------------------------------------------------------------------------------
 -- 40_scheduler.sql: retry rules read "Received status from SageMaker:" with or
 -- without a space; each pass finds the jobs of disabled queues and shares
 -- from the disabled side, applies queue time limits and finishes deletions

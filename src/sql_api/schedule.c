@@ -574,6 +574,7 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 	bool		left_work = false;
 	int			prefix = PASS_PREFIX;
 	BusyJobs	busy = {NULL, 0, 0};
+	int			guc_level;
 
 	fairshare_require_catalog_version();
 
@@ -594,11 +595,22 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 				 errhint("Call it in its own transaction, or run schedule(true) for a dry run.")));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+
+	/*
+	 * No JIT for the pass's statements: the heads of a thousand shares or
+	 * the jobs holding 100,000 instances cost more than jit_above_cost, and
+	 * compiling them (about 15 ms each, every pass: the plans are cached,
+	 * the compiled code is not) costs more than it saves on rows this few.
+	 * Restored when the pass ends, or by the transaction's abort.
+	 */
+	guc_level = NewGUCNestLevel();
+	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	if (!dry_run)
 	{
 		left_work = pass_begin(options, &outcome->lock_missed);
 		if (outcome->lock_missed)
 		{
+			AtEOXact_GUC(true, guc_level);
 			SPI_finish();
 			return;
 		}
@@ -649,6 +661,7 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 	}
 	outcome->left_work = left_work;
 
+	AtEOXact_GUC(true, guc_level);
 	SPI_finish();
 }
 
