@@ -867,7 +867,7 @@ order_runnable(PassWorld *w, JobList *list, int n_heads)
 
 static void
 load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *focus_share,
-			  int focus_prefix)
+			  int focus_prefix, HTAB *deeper, int least_prefix)
 {
 	int			n_shares = w->input.n_shares;
 	int		   *limit = palloc(sizeof(int) * Max(n_shares, 1));
@@ -883,7 +883,7 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 	FairshareStatement *statements[3] = {&fifo_heads_stmt, &fair_heads_stmt, &quota_heads_stmt};
 	int			kept;
 	/* the head of each share, cut so that the pass loads PASS_LOAD_MAX at most */
-	int			each = Min(prefix, Max(PASS_PREFIX_MIN, PASS_LOAD_MAX / Max(n_shares, 1)));
+	int			each = Min(prefix, Max(Max(PASS_PREFIX_MIN, least_prefix), PASS_LOAD_MAX / Max(n_shares, 1)));
 
 	for (int k = 0; k < 3; k++)
 	{
@@ -897,9 +897,18 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 		const FsQueue *q = &w->input.queues[w->input.shares[s].queue];
 		int			k = q->policy == FS_POLICY_FIFO ? 0 : q->policy == FS_POLICY_FAIR_SHARE ? 1 : 2;
 
-		limit[s] = (focus_queue && strcmp(focus_queue, q->name) == 0 &&
-					(focus_share == NULL || strcmp(focus_share, w->input.shares[s].name) == 0))
-			? Max(focus_prefix, each) : each;
+		limit[s] = each;
+		if (focus_queue && strcmp(focus_queue, q->name) == 0 &&
+			(focus_share == NULL || strcmp(focus_share, w->input.shares[s].name) == 0))
+			limit[s] = Max(focus_prefix, each);
+		else if (deeper != NULL)
+		{
+			char		key[SHARE_KEY_LEN];
+
+			share_key(key, q->name, w->input.shares[s].name);
+			if (hash_search(deeper, key, HASH_FIND, NULL) != NULL)
+				limit[s] = Max(prefix, each);
+		}
 		queues[k][n[k]] = CStringGetTextDatum(q->name);
 		names[k][n[k]] = CStringGetTextDatum(w->input.shares[s].name);
 		counts[k][n[k]] = Int32GetDatum(limit[s]);
@@ -1160,9 +1169,33 @@ sort_jobs(PassWorld *w, int n_runnable)
 	w->jobs = merged;
 }
 
+HTAB *
+fairshare_deeper_shares(HTAB *set, const PassWorld *w, const bool *marked)
+{
+	HASHCTL		ctl;
+
+	for (int s = 0; s < w->input.n_shares; s++)
+	{
+		char		key[SHARE_KEY_LEN];
+
+		if (!marked[s])
+			continue;
+		if (set == NULL)
+		{
+			ctl.keysize = SHARE_KEY_LEN;
+			ctl.entrysize = SHARE_KEY_LEN;
+			ctl.hcxt = CurrentMemoryContext;
+			set = hash_create("fairshare deeper shares", 64, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+		}
+		share_key(key, w->input.queues[w->input.shares[s].queue].name, w->input.shares[s].name);
+		(void) hash_search(set, key, HASH_ENTER, NULL);
+	}
+	return set;
+}
+
 PassWorld *
 fairshare_load_world(int prefix, const char *focus_queue, const char *focus_share, int focus_prefix,
-			  bool collect_wait_reasons)
+			  bool collect_wait_reasons, HTAB *deeper, int least_prefix)
 {
 	MemoryContext cxt = AllocSetContextCreate(TopTransactionContext, "fairshare pass",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -1199,7 +1232,7 @@ fairshare_load_world(int prefix, const char *focus_queue, const char *focus_shar
 	load_environments(w);
 	policies = load_queues(w);
 	load_shares(w, policies);
-	load_runnable(w, prefix, focus_queue, focus_share, focus_prefix);
+	load_runnable(w, prefix, focus_queue, focus_share, focus_prefix, deeper, least_prefix);
 	n_runnable = w->n_jobs;
 	load_running(w);
 	sort_jobs(w, n_runnable);

@@ -48,21 +48,33 @@ typedef struct PassWorld
  * but never below PASS_PREFIX_MIN.  At 100 shares nothing changes; at
  * 1,000 shares the dispatcher's passes, which ask for a head of 512, load
  * 65 a share (65,000 rows, not 512,000); at 10,000 shares 8 a share.  A
- * share that places all it was given is loaded again, deeper, by the
- * pass's next round (schedule.c), so a burst into few shares still fills.
+ * share that places all it was given is loaded again, deeper and uncut, by
+ * the pass's next round (schedule.c: `deeper' below), so a burst into few
+ * shares still fills.
  */
 #define PASS_LOAD_MAX	65536
 #define PASS_PREFIX_MIN	8
 
 /*
  * Load the world as of now.  Every share gets a prefix of `prefix' RUNNABLE
- * jobs (cut as above; plus any nominated ones); the shares of `focus_queue'
+ * jobs (cut as above, but to no fewer than `least_prefix', at least
+ * PASS_PREFIX_MIN; not cut for the shares in `deeper'; plus any nominated
+ * ones); the shares of `focus_queue'
  * (if not NULL; only its share `focus_share' if that is not NULL) get
  * `focus_prefix' if that is larger, uncut.  The shares of a FIFO queue are named after the queue.
  * Must be called inside SPI_connect().
  */
 extern PassWorld *fairshare_load_world(int prefix, const char *focus_queue, const char *focus_share,
-								int focus_prefix, bool collect_wait_reasons);
+								int focus_prefix, bool collect_wait_reasons, HTAB *deeper,
+								int least_prefix);
+
+/*
+ * Add the shares of `w' marked in marked[] (by share index) to `set', a set
+ * that a later fairshare_load_world() takes as `deeper': those shares get
+ * `prefix' jobs, uncut by PASS_LOAD_MAX.  A NULL set is made, in the
+ * current memory context, when a share is marked.
+ */
+extern HTAB *fairshare_deeper_shares(HTAB *set, const PassWorld *w, const bool *marked);
 
 /* Decide around jobs other transactions have locked (ids sorted); see the .c. */
 extern void fairshare_world_treat_as_busy(PassWorld *world, const int64 *ids, int n_ids);

@@ -538,24 +538,36 @@ store_usage(const PassWorld *w, const FsResult *r)
 /*
  * Did a share place every job that was loaded for it while it has more?
  * Then the next jobs of that share may fit too, and the pass runs again on
- * fresh state.  (The core asks for more whenever a share with more jobs
- * placed anything; going deeper than the loaded head only for back-fill is
- * not worth a reload each pass: back-fill looks PASS_PREFIX jobs deep into
- * each share, as Slurm's bf_max_job_part does.)
+ * fresh state.  The next round loads deeper every share that placed
+ * anything and has more (added to *deeper, kept across rounds): when heads
+ * are cut short (PASS_LOAD_MAX, many shares), the shares that place are the
+ * ones whose heads run out next, and deepening only the one that stopped
+ * the pass moved a burst over 10,000 shares by a few jobs a round.  (The
+ * core asks for more whenever a share with more jobs placed anything;
+ * going deeper than the loaded head only for back-fill is not worth a
+ * reload each pass: back-fill looks PASS_PREFIX jobs deep into each share,
+ * as Slurm's bf_max_job_part does.)
  */
 static bool
-fairshare_prefix_used_up(const PassWorld *w, const FsResult *r)
+fairshare_prefix_used_up(const PassWorld *w, const FsResult *r, HTAB **deeper)
 {
 	int		   *placed = palloc0(sizeof(int) * Max(w->input.n_shares, 1));
+	bool	   *placing = palloc0(sizeof(bool) * Max(w->input.n_shares, 1));
 	bool		used_up = false;
 
 	for (int i = 0; i < r->n_decisions; i++)
 		if (r->decisions[i].kind == FS_DECISION_PLACE && r->decisions[i].share >= 0)
 			placed[r->decisions[i].share]++;
-	for (int s = 0; s < w->input.n_shares && !used_up; s++)
-		used_up = w->input.shares[s].more_runnable && placed[s] > 0 &&
-			placed[s] >= w->input.shares[s].n_runnable;
+	for (int s = 0; s < w->input.n_shares; s++)
+	{
+		placing[s] = w->input.shares[s].more_runnable && placed[s] > 0;
+		if (placing[s] && placed[s] >= w->input.shares[s].n_runnable)
+			used_up = true;
+	}
+	if (used_up)
+		*deeper = fairshare_deeper_shares(*deeper, w, placing);
 	pfree(placed);
+	pfree(placing);
 	return used_up;
 }
 
@@ -574,6 +586,7 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 	bool		left_work = false;
 	int			prefix = PASS_PREFIX;
 	BusyJobs	busy = {NULL, 0, 0};
+	HTAB	   *deeper = NULL;	/* shares that used up their head last round */
 	int			guc_level;
 
 	fairshare_require_catalog_version();
@@ -619,6 +632,13 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 	/* A limited call loads enough of each share's head to reach its limit in one round. */
 	if (limited)
 		prefix = Min(Max(PASS_PREFIX, options->placement_limit), PASS_PREFIX_MAX);
+	/*
+	 * Each round after the first loads deeper: `prefix' doubles, the shares
+	 * that placed get all of it (deeper), and every other share at least
+	 * PASS_PREFIX_MIN << round however many shares there are -- at 10,000
+	 * shares a cut of 8 a share stopped each round at the next share that
+	 * placed its 8, a few jobs a round.
+	 */
 	for (int round = 0; round < MAX_PASS_ROUNDS; round++, prefix = Min(prefix * 2, PASS_PREFIX_MAX))
 	{
 		PassWorld  *world;
@@ -626,7 +646,7 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 		bool		again;
 
 		fairshare_progress();
-		world = fairshare_load_world(prefix, NULL, NULL, 0, false);
+		world = fairshare_load_world(prefix, NULL, NULL, 0, false, deeper, PASS_PREFIX_MIN << round);
 		fairshare_world_treat_as_busy(world, busy.ids, busy.n);
 		fairshare_progress();
 		result = fairshare_run_core(world);
@@ -641,7 +661,7 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 			 retry < MAX_STALE_RETRIES; retry++)
 		{
 			fairshare_world_free(world);
-			world = fairshare_load_world(prefix, NULL, NULL, 0, false);
+			world = fairshare_load_world(prefix, NULL, NULL, 0, false, deeper, PASS_PREFIX_MIN << round);
 			fairshare_world_treat_as_busy(world, busy.ids, busy.n);
 			result = fairshare_run_core(world);
 			fairshare_progress();
@@ -651,7 +671,7 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 		if (!dry_run)
 			store_usage(world, result);
 		again = !dry_run && result->more_jobs_needed && result->stats.placed > 0 &&
-			fairshare_prefix_used_up(world, result);
+			fairshare_prefix_used_up(world, result, &deeper);
 		fairshare_world_free(world);
 		/* stopped by the budget or the rounds with jobs it could place: say so */
 		if (again && (place_budget == 0 || round == MAX_PASS_ROUNDS - 1))
