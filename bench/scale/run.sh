@@ -30,8 +30,9 @@
 # RUNNABLE <= 100 ms; at 10,000 shares and 10M <= 1 s.
 #
 # Usage: bash bench/scale/run.sh   SHARES=1000 PER_SHARE=1000 ROUNDS=3 SETTLE=6
-#   (about 4 minutes; SHARES=10000 PER_SHARE=100 measures the load at
-#   10,000 shares on 1M jobs)
+#   (about 4 minutes; SHARES=10000 PER_SHARE=100 measures passes at
+#   10,000 shares on 1M jobs against the 1 s goal: what a pass loads
+#   depends on shares x head, not on the backlog behind the heads)
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/test/lib/setup.sh"
@@ -177,7 +178,7 @@ head_sql() {
 			ORDER BY j.scheduling_priority DESC, j.runnable_at, j.job_id LIMIT s.n + 1) j"
 }
 
-ratio() { awk -v p="$1" 'BEGIN {printf "%.2f", p / 100}'; }
+ratio() { awk -v p="$1" -v goal="${2:-100}" 'BEGIN {printf "%.2f", p / goal}'; }
 declare -A steady churn burst
 for policy in fair quota; do
 	# A queue with unfinished jobs refuses a new policy (its jobs' state
@@ -221,6 +222,13 @@ echo "goal: a pass at 1,000 shares, 100,000 instances, 1M RUNNABLE <= 100 ms; at
 if [ "$SHARES" = 1000 ] && [ "$PER_SHARE" = 1000 ]; then
 	for policy in fair quota; do
 		echo "$(echo $policy | tr a-z A-Z)_SHARE pass / the 100 ms goal (target <= 1): steady $(ratio "${steady[$policy]}"), churn $(ratio "${churn[$policy]}"), burst $(ratio "${burst[$policy]}")"
+	done
+fi
+# The head load depends on shares x head, not on the backlog behind the
+# heads: 10,000 shares of 100 jobs stand for 10,000 shares of 1,000 (10M).
+if [ "$SHARES" = 10000 ]; then
+	for policy in fair quota; do
+		echo "$(echo $policy | tr a-z A-Z)_SHARE pass at 10,000 shares / the 1 s goal (target <= 1): steady $(ratio "${steady[$policy]}" 1000), churn $(ratio "${churn[$policy]}" 1000), burst $(ratio "${burst[$policy]}" 1000)"
 	done
 fi
 echo "pure core at these sizes: make -C bench/schedule scale"
