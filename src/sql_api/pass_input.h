@@ -43,16 +43,18 @@ typedef struct PassWorld
 } PassWorld;
 
 /*
- * A pass loads about PASS_LOAD_MAX RUNNABLE jobs at most, however many
- * shares there are: each share's prefix is cut to PASS_LOAD_MAX / shares,
- * but never below PASS_PREFIX_MIN.  At 100 shares nothing changes; at
- * 1,000 shares the dispatcher's passes, which ask for a head of 512, load
- * 65 a share (65,000 rows, not 512,000); at 10,000 shares 8 a share.  A
+ * A pass's first round loads about PASS_LOAD_MAX RUNNABLE jobs at most,
+ * however many shares there are: each share's prefix is cut to
+ * PASS_LOAD_MAX / shares, but never below PASS_PREFIX_MIN.  Up to 256
+ * shares schedule()'s head of 64 is not cut; the dispatcher's passes, which
+ * ask for 512, load 163 a share at 100 shares; at 1,000 shares every pass
+ * loads 16 a share (16,000 rows, not 64,000 or 512,000: loading them was
+ * most of a steady pass, bench/scale); at 10,000 shares 8 a share.  A
  * share that places all it was given is loaded again, deeper and uncut, by
  * the pass's next round (schedule.c: `deeper' below), so a burst into few
  * shares still fills.
  */
-#define PASS_LOAD_MAX	65536
+#define PASS_LOAD_MAX	16384
 #define PASS_PREFIX_MIN	8
 
 /*
