@@ -586,7 +586,7 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 	bool		left_work = false;
 	int			prefix = PASS_PREFIX;
 	BusyJobs	busy = {NULL, 0, 0};
-	HTAB	   *deeper = NULL;	/* shares that used up their head last round */
+	HTAB	   *deeper = NULL;	/* shares to load deeper (fairshare_prefix_used_up) */
 	int			guc_level;
 
 	fairshare_require_catalog_version();
