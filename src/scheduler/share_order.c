@@ -166,18 +166,29 @@ fs_merge_next_loaded(FsMerge *m, int *share)
  * the pass must not give the capacity to anything after it: it stops here.
  * (If some loaded job was left waiting, the share had its chance; jobs
  * beyond a prefix cannot back-fill, which is the price of loading heads.)
+ * A head that is all MISCONFIGURED does not stop the pass: the wrapper
+ * loads deeper only after a placement, so stopping would give its queue
+ * and every lower one nothing for as long as those jobs wait.  The share's
+ * own jobs behind them wait until they are cancelled or a limit changes.
  */
 bool
 fs_prefix_used_up(FsPass *pass, int share)
 {
 	FsShareState *ss = &pass->shares[share];
+	bool		placed = false;
 	int			j;
 
 	if (!pass->in->shares[share].more_runnable || ss->n_jobs == 0)
 		return false;
 	for (j = ss->first_job; j < ss->first_job + ss->n_jobs; j++)
-		if (pass->jobs[j].status != FS_JOB_PLACED && pass->jobs[j].status != FS_JOB_MISCONFIGURED)
+	{
+		if (pass->jobs[j].status == FS_JOB_PLACED)
+			placed = true;
+		else if (pass->jobs[j].status != FS_JOB_MISCONFIGURED)
 			return false;
+	}
+	if (!placed)
+		return false;
 	pass->prefix_used_up = true;
 	pass->result->more_jobs_needed = true;
 	return true;

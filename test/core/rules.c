@@ -1579,6 +1579,46 @@ test_prefix_used_up_stops_the_pass(void)
 	sim_free(&sim);
 }
 
+/*
+ * A share whose whole loaded head can never fit (a sweep asking for more
+ * than any environment has) has not used its head up: the pass goes on to
+ * the other shares and to lower queues rather than stopping for deeper
+ * heads -- a round with nothing placed loads no deeper, so stopping there
+ * would block the queue for as long as the sweep waits.
+ */
+static void
+test_misconfigured_head_does_not_stop_the_pass(void)
+{
+	Sim			sim;
+	int			t,
+				env,
+				q,
+				a,
+				b,
+				lowq,
+				low,
+				i,
+				jb,
+				jl;
+
+	simple_world(&sim, FS_POLICY_FAIR_SHARE, 10, &t, &env, &q, &a);
+	b = sim_share(&sim, q, "other");
+	lowq = sim_queue(&sim, "later", 0, FS_POLICY_FIFO);
+	sim_queue_env(&sim, lowq, env);
+	low = sim_share(&sim, lowq, "later");
+	sim.prefix = 2;
+	for (i = 0; i < 6; i++)
+		sim_submit(&sim, a, 200, 0, t);
+	sim_advance(&sim, FS_SECONDS(1));
+	jb = sim_submit(&sim, b, 1, 0, t);
+	jl = sim_submit(&sim, low, 1, 0, t);
+	sim_pass(&sim);
+	CHECK_EQ(sim_count(&sim, FS_DECISION_MISCONFIGURED), 2);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(jb)) != NULL);
+	CHECK(sim_decision(&sim, FS_DECISION_PLACE, ID(jl)) != NULL);
+	sim_free(&sim);
+}
+
 static void
 test_starvation_needs_backfill(void)
 {
@@ -2050,6 +2090,7 @@ const TestCase rule_tests[] = {
 	{"in_share_preemption_does_not_borrow_more", test_in_share_preemption_does_not_borrow_more},
 	{"in_share_victims_ignore_starvation_hold", test_in_share_victims_ignore_starvation_hold},
 	{"prefix_used_up_stops_the_pass", test_prefix_used_up_stops_the_pass},
+	{"misconfigured_head_does_not_stop_the_pass", test_misconfigured_head_does_not_stop_the_pass},
 	{"starvation_needs_backfill", test_starvation_needs_backfill},
 	{"same_moment_placement_is_no_victim", test_same_moment_placement_is_no_victim},
 	{"victims_count_until_next_pass", test_victims_count_until_next_pass},
