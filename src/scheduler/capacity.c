@@ -1145,3 +1145,62 @@ fs_place(FsPass *pass, int job, int env, int type)
 	}
 	pass->result->stats.placed++;
 }
+
+/*
+ * Which queues can have nothing of theirs decided in a pass on this input
+ * but what concerns their nominated jobs (scheduler.h).  A queue that
+ * cannot preempt (FIFO, fair share: only quota shares reclaim, 2.6)
+ * whose every environment is switched off or has its NUM_INSTANCES limit
+ * taken by the jobs that hold capacity places nothing: room frees only
+ * between passes, since a stopped job keeps its instances until it has
+ * stopped, and held room only takes more.  Nor does it begin a
+ * starvation hold, which takes a placement past the starving job in the
+ * queue's environments (2.2a), and nothing is preempted for it.
+ */
+int
+fs_queues_without_room(const FsInput *in, int64_t *env_occupied, bool *without_room)
+{
+	int			n = 0;
+	int			e,
+				r,
+				q,
+				i;
+
+	for (e = 0; e < in->n_environments; e++)
+		env_occupied[e] = 0;
+	for (r = 0; r < in->n_running; r++)
+	{
+		const FsRunningJob *run = &in->running[r];
+
+		if (run->environment >= 0 && run->environment < in->n_environments &&
+			run->instance_count > 0)
+			env_occupied[run->environment] += run->instance_count;
+	}
+	for (q = 0; q < in->n_queues; q++)
+	{
+		const FsQueue *queue = &in->queues[q];
+
+		without_room[q] = queue->policy != FS_POLICY_QUOTA_SHARE;
+		for (i = 0; i < queue->n_environments && without_room[q]; i++)
+		{
+			const FsEnvironment *env;
+			int64_t		max = -1;
+
+			e = queue->environments[i];
+			if (e < 0 || e >= in->n_environments)
+				continue;
+			env = &in->environments[e];
+			if (!env->enabled)
+				continue;
+			for (r = 0; r < env->n_limits; r++)
+				if (env->limits[r].unit == FS_UNIT_NUM_INSTANCES)
+					max = env->limits[r].max_capacity > 0 ? env->limits[r].max_capacity : 0;
+			/* no NUM_INSTANCES limit: room is a matter of types, left to the pass */
+			if (max < 0 || env_occupied[e] < max)
+				without_room[q] = false;
+		}
+		if (without_room[q])
+			n++;
+	}
+	return n;
+}

@@ -484,6 +484,17 @@ extern void fs_result_free(FsResult *result, const FsAllocator *allocator);
 extern bool fs_check_input(const FsInput *input, char *message, size_t size);
 
 /*
+ * The queues (without_room[queue]) for which a pass on this input decides
+ * nothing but about their nominated jobs: queues that cannot preempt
+ * (FIFO, fair share) whose every environment is switched off or full to
+ * its NUM_INSTANCES limit with the running jobs.  Their other RUNNABLE
+ * jobs may be left out of the input: the pass decides the same without
+ * them, but that they are MISCONFIGURED, which a pass with room says.
+ * env_occupied is scratch of n_environments.  Returns how many there are.
+ */
+extern int	fs_queues_without_room(const FsInput *input, int64_t *env_occupied, bool *without_room);
+
+/*
  * Plain-English sentences.  Both write at most size bytes (always
  * NUL-terminated) and return the length the whole sentence needs, like
  * snprintf.  fs_format_decision() gives the status_reason of a placed job

@@ -29,7 +29,12 @@
  *				share's job within its guarantee waits while shares above
  *				their limit hold enough to make it fit;
  *	 thrash		the quiet point is reached, and no job is preempted more
- *				than a few times over the run.
+ *				than a few times over the run;
+ *	 no room	a pass on the same input without the RUNNABLE jobs (but
+ *				the nominated ones) of the queues fs_queues_without_room()
+ *				names decides the same, but that those jobs are
+ *				MISCONFIGURED, and gives every fair share the same usage
+ *				(the wrapper leaves those jobs out).
  * Then fair-share convergence: weights 1/3/5 on a saturated environment
  * end at 15/23, 5/23, 3/23 within one instance, for many seeds.
  *
@@ -1207,6 +1212,100 @@ check_pass(Sim *sim, Workload *w, int step, bool final)
 	}
 }
 
+/* Passes where some queue had no room, compared by check_without_room(). */
+static long without_room_compared;
+
+static bool
+same_decision(const FsDecision *a, const FsDecision *b)
+{
+	return a->kind == b->kind && a->job_id == b->job_id && a->environment == b->environment &&
+		a->instance_type == b->instance_type && a->for_job_id == b->for_job_id &&
+		a->nomination_kind == b->nomination_kind && a->nominated_since == b->nominated_since;
+}
+
+/*
+ * The "no room" property: the last pass again, on its input without the
+ * RUNNABLE jobs the wrapper leaves out for queues without room.
+ */
+static void
+check_without_room(Sim *sim, Workload *w, int step)
+{
+	const FsInput *in = &sim->input;
+	const FsResult *full = sim->result;
+	int64_t    *occupied = malloc(sizeof(int64_t) * (size_t) (in->n_environments + 1));
+	bool	   *without_room = malloc(sizeof(bool) * (size_t) (in->n_queues + 1));
+	FsShare    *shares;
+	FsRunnableJob *kept;
+	FsInput		less = *in;
+	FsResult   *r;
+	int			n_kept = 0;
+	int			i,
+				k,
+				s;
+
+	if (fs_queues_without_room(in, occupied, without_room) == 0)
+	{
+		free(occupied);
+		free(without_room);
+		return;
+	}
+	shares = malloc(sizeof(FsShare) * (size_t) (in->n_shares + 1));
+	kept = malloc(sizeof(FsRunnableJob) * (size_t) (sim->n_jobs + 1));
+	for (s = 0; s < in->n_shares; s++)
+	{
+		shares[s] = in->shares[s];
+		if (!without_room[in->shares[s].queue])
+			continue;
+		shares[s].runnable = &kept[n_kept];
+		shares[s].n_runnable = 0;
+		shares[s].more_runnable = false;
+		for (i = 0; i < in->shares[s].n_runnable; i++)
+			if (in->shares[s].runnable[i].nomination.kind != FS_NOMINATION_NONE)
+			{
+				kept[n_kept++] = in->shares[s].runnable[i];
+				shares[s].n_runnable++;
+			}
+	}
+	less.shares = shares;
+	r = fs_schedule(&less, &sim->allocator);
+	without_room_compared++;
+
+	/* the full pass's decisions, but MISCONFIGURED about the jobs left out */
+	for (i = 0, k = 0; i < full->n_decisions; i++)
+	{
+		const FsDecision *d = &full->decisions[i];
+		const SimJob *j = sim_job(sim, d->job_id);
+
+		if (d->kind == FS_DECISION_MISCONFIGURED && j && without_room[sim->shares[j->share].queue] &&
+			!j->was_nominated)
+			continue;
+		if (k >= r->n_decisions || !same_decision(d, &r->decisions[k]))
+		{
+			violation(w, "no room", step, "without the jobs of queues without room, decision %lld "
+					  "differs (job %lld)", i, d->job_id);
+			break;
+		}
+		k++;
+	}
+	if (verbose && i == full->n_decisions)
+		for (int x = k; x < r->n_decisions; x++)
+			printf("    without them, also decision %d about job %lld\n", (int) r->decisions[x].kind,
+				   (long long) r->decisions[x].job_id);
+	if (i == full->n_decisions && k != r->n_decisions)
+		violation(w, "no room", step, "without the jobs of queues without room, %lld decisions "
+				  "instead of %lld", r->n_decisions, k);
+	for (s = 0; s < in->n_shares; s++)
+		if (in->queues[in->shares[s].queue].policy == FS_POLICY_FAIR_SHARE &&
+			full->share_usage[s] != r->share_usage[s])
+			violation(w, "no room", step, "without the jobs of queues without room, share %lld's "
+					  "usage differs (queue %lld)", s, in->shares[s].queue);
+	fs_result_free(r, &sim->allocator);
+	free(shares);
+	free(kept);
+	free(occupied);
+	free(without_room);
+}
+
 /* One pass as the wrapper runs it: again while the core asks for more heads. */
 static void
 wrapper_pass(Sim *sim, Workload *w, int step)
@@ -1221,6 +1320,7 @@ wrapper_pass(Sim *sim, Workload *w, int step)
 			w->nominated_epoch = realloc(w->nominated_epoch, sizeof(int) * (size_t) w->max_nominated);
 		}
 		sim_pass(sim);
+		check_without_room(sim, w, step);
 		give_checkpoints(sim);
 		if (!sim->result->more_jobs_needed || sim_count(sim, FS_DECISION_PLACE) == 0)
 		{
@@ -1444,6 +1544,13 @@ main(int argc, char **argv)
 			failed++;
 	}
 	printf("%d random workloads: %d passed, %d failed\n", n, passed, failed);
+	/* the "no room" property must have been tried, or it proves nothing */
+	printf("%ld passes had a queue without room, compared without its jobs\n", without_room_compared);
+	if (without_room_compared == 0)
+	{
+		printf("FAILED: no pass had a queue without room\n");
+		failed++;
+	}
 	for (i = 0; i < n_convergence; i++)
 	{
 		if (run_convergence(first + (uint64_t) i))
