@@ -46,6 +46,21 @@ typedef struct ShareEntry
 } ShareEntry;
 
 /*
+ * The jobs that hold capacity, read before the shares: which queues have
+ * room left depends on them, and they name the fair shares that hold
+ * capacity.  Their names are kept here until the shares are known.
+ */
+typedef struct HeldJobs
+{
+	int			n;
+	const char **queue;
+	const char **share;			/* share identifier, quota share, or NULL */
+	const char **identifier;	/* share identifier, or NULL */
+	const char **job_name;
+	int		   *share_of;		/* the share's index once known, else -1 */
+} HeldJobs;
+
+/*
  * The statements that read the world.  None is read-only: a pass must see
  * what _prepare_pass just changed.
  */
@@ -86,9 +101,11 @@ static FairshareStatement weights_stmt = {
 };
 
 /*
- * The fair shares of the given queues: identifiers of RUNNABLE jobs (a skip
- * scan: one index probe per identifier), of jobs holding capacity, and of
- * stored usage that has not decayed away.
+ * The fair shares of queues: identifiers of RUNNABLE jobs of the queues in
+ * $1 (a skip scan: one index probe per identifier), and of the queues in
+ * $2 those of nominated jobs and of stored usage that has not decayed
+ * away.  Those of jobs holding capacity come from the running jobs, which
+ * a pass reads anyway.
  */
 static FairshareStatement fair_shares_stmt = {
 	.what = "read the fair shares",
@@ -102,10 +119,11 @@ static FairshareStatement fair_shares_stmt = {
 		"    FROM ids WHERE ids.id IS NOT NULL)"
 		" SELECT q, id FROM ids WHERE id IS NOT NULL"
 		" UNION SELECT job_queue, share_identifier FROM fairshare.jobs"
-		"  WHERE status IN " FS_PLACED_STATUSES_SQL " AND job_queue = ANY ($1) AND share_identifier IS NOT NULL"
+		"  WHERE status = 'RUNNABLE' AND nomination_kind IS NOT NULL AND job_queue = ANY ($2)"
+		"  AND share_identifier IS NOT NULL"
 		" UNION SELECT job_queue, share_identifier FROM fairshare.share_usage"
-		"  WHERE job_queue = ANY ($1) AND usage >= 0.01",
-	.argtypes = {TEXTARRAYOID},
+		"  WHERE job_queue = ANY ($2) AND usage >= 0.01",
+	.argtypes = {TEXTARRAYOID, TEXTARRAYOID},
 };
 static FairshareStatement usage_stmt = {
 	.what = "read the fair shares' usage",
@@ -205,7 +223,8 @@ static FairshareStatement running_stmt = {
 	TIME_LIMIT("") ", "
 		"jsonb_typeof(request -> 'CheckpointConfig') = 'object', "
 		"CASE WHEN status = 'RUNNING' AND jsonb_typeof(request -> 'CheckpointConfig') = 'object' THEN"
-		" (SELECT max(e.at) FROM fairshare.job_events e WHERE e.job_id = jobs.job_id AND e.new_status = 'RUNNING') END"
+		" (SELECT max(e.at) FROM fairshare.job_events e WHERE e.job_id = jobs.job_id AND e.new_status = 'RUNNING') END, "
+		"share_identifier"
 		" FROM fairshare.jobs WHERE status IN " FS_PLACED_STATUSES_SQL,
 };
 
@@ -479,11 +498,13 @@ strategy_of(const char *s)
 }
 
 static void
-load_shares(PassWorld *w, char **policies)
+load_shares(PassWorld *w, char **policies, const bool *without_room, HeldJobs *held)
 {
 	ShareList	list = {0};
 	int			n_fair = 0;
+	int			n_with_room = 0;
 	Datum	   *fair_queues;
+	Datum	   *with_room;
 
 	/* A FIFO queue is one share.  (FIFO, quota, fair: load_runnable reads heads in this order.) */
 	for (int q = 0; q < w->input.n_queues; q++)
@@ -508,23 +529,41 @@ load_shares(PassWorld *w, char **policies)
 
 	/* Fair shares: whatever has jobs, capacity or usage. */
 	fair_queues = palloc(sizeof(Datum) * Max(w->input.n_queues, 1));
+	with_room = palloc(sizeof(Datum) * Max(w->input.n_queues, 1));
 	for (int q = 0; q < w->input.n_queues; q++)
 		if (w->input.queues[q].policy == FS_POLICY_FAIR_SHARE)
+		{
 			fair_queues[n_fair++] = CStringGetTextDatum(w->input.queues[q].name);
+			if (!without_room[q])
+				with_room[n_with_room++] = CStringGetTextDatum(w->input.queues[q].name);
+		}
 	if (n_fair > 0)
 	{
-		Datum		arg = PointerGetDatum(construct_array(fair_queues, n_fair, TEXTOID, -1, false, TYPALIGN_INT));
+		Datum		args[2];
 		FsWeightEntry *entries = NULL;
 		char	  **entry_policy = NULL;
 		int			n_entries;
+		int			last_queue = -1;
 
-		fairshare_run_statement(&fair_shares_stmt, &arg, NULL);
+		/* the identifiers of RUNNABLE jobs only where they may be placed */
+		args[0] = fairshare_text_array(with_room, n_with_room);
+		args[1] = fairshare_text_array(fair_queues, n_fair);
+		fairshare_run_statement(&fair_shares_stmt, args, NULL);
 		for (uint64 r = 0; r < SPI_processed; r++)
 		{
 			int			q = fairshare_world_queue(w, col_text(r, 1, NULL));
 
 			if (q >= 0)
 				add_share(w, &list, q, col_text(r, 2, NULL));
+		}
+		for (int r = 0; r < held->n; r++)
+		{
+			/* most running jobs are of the queue of the one before */
+			if (last_queue < 0 || strcmp(w->input.queues[last_queue].name, held->queue[r]) != 0)
+				last_queue = fairshare_world_queue(w, held->queue[r]);
+			if (last_queue >= 0 && held->identifier[r] != NULL &&
+				w->input.queues[last_queue].policy == FS_POLICY_FAIR_SHARE)
+				held->share_of[r] = add_share(w, &list, last_queue, held->identifier[r]);
 		}
 
 		fairshare_run_statement(&weights_stmt, NULL, NULL);
@@ -867,9 +906,10 @@ order_runnable(PassWorld *w, JobList *list, int n_heads)
 
 static void
 load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *focus_share,
-			  int focus_prefix, HTAB *deeper, int least_prefix)
+			  int focus_prefix, HTAB *deeper, int least_prefix, const bool *without_room)
 {
 	int			n_shares = w->input.n_shares;
+	int			n_loaded = 0;
 	int		   *limit = palloc(sizeof(int) * Max(n_shares, 1));
 	bool	   *more = palloc0(sizeof(bool) * Max(n_shares, 1));
 	JobList		list = {0};
@@ -882,8 +922,7 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 	Portal		portal;
 	FairshareStatement *statements[3] = {&fifo_heads_stmt, &fair_heads_stmt, &quota_heads_stmt};
 	int			kept;
-	/* the head of each share, cut so that the pass loads PASS_LOAD_MAX at most */
-	int			each = Min(prefix, Max(Max(PASS_PREFIX_MIN, least_prefix), PASS_LOAD_MAX / Max(n_shares, 1)));
+	int			each;
 
 	for (int k = 0; k < 3; k++)
 	{
@@ -892,11 +931,20 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 		counts[k] = palloc(sizeof(Datum) * Max(n_shares, 1));
 		indexes[k] = palloc(sizeof(Datum) * Max(n_shares, 1));
 	}
+	/* the head of each share, cut so that the pass loads PASS_LOAD_MAX at most */
+	for (int s = 0; s < n_shares; s++)
+		if (!without_room[w->input.shares[s].queue])
+			n_loaded++;
+	each = Min(prefix, Max(Max(PASS_PREFIX_MIN, least_prefix), PASS_LOAD_MAX / Max(n_loaded, 1)));
 	for (int s = 0; s < n_shares; s++)
 	{
 		const FsQueue *q = &w->input.queues[w->input.shares[s].queue];
 		int			k = q->policy == FS_POLICY_FIFO ? 0 : q->policy == FS_POLICY_FAIR_SHARE ? 1 : 2;
 
+		/* a queue without room has only its nominated jobs loaded */
+		limit[s] = 0;
+		if (without_room[w->input.shares[s].queue])
+			continue;
 		limit[s] = each;
 		if (focus_queue && strcmp(focus_queue, q->name) == 0 &&
 			(focus_share == NULL || strcmp(focus_share, w->input.shares[s].name) == 0))
@@ -1068,48 +1116,95 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
+/* The columns of running_stmt. */
+#define RUNNING_COLUMNS 15
+
+static const char *
+datum_text(Datum d, bool isnull, MemoryContext cxt)
+{
+	return isnull ? NULL : MemoryContextStrdup(cxt, TextDatumGetCString(d));
+}
+
 static void
-load_running(PassWorld *w)
+read_running(PassWorld *w, HeldJobs *held)
 {
 	FsRunningJob *running;
+	TupleDesc	desc;
+	Datum		v[RUNNING_COLUMNS];
+	bool		null[RUNNING_COLUMNS];
+	bool		limit_is_int8;
 	int			n;
-	int			first_info = w->n_jobs;
 
 	fairshare_run_statement(&running_stmt, NULL, NULL);
+	desc = SPI_tuptable->tupdesc;
+	if (desc->natts != RUNNING_COLUMNS)
+		elog(ERROR, "the running jobs' query returned %d columns", desc->natts);
+	limit_is_int8 = SPI_gettypeid(desc, 12) == INT8OID;
 	n = (int) SPI_processed;
 	running = alloc_array(w, n, sizeof(FsRunningJob));
-	w->jobs = repalloc_huge(w->jobs, sizeof(PassJobInfo) * Max(w->n_jobs + n, 1));
+	held->queue = alloc_array(w, n, sizeof(char *));
+	held->share = alloc_array(w, n, sizeof(char *));
+	held->identifier = alloc_array(w, n, sizeof(char *));
+	held->job_name = alloc_array(w, n, sizeof(char *));
+	held->share_of = alloc_array(w, n, sizeof(int));
+	held->n = 0;
 	for (int r = 0; r < n; r++)
 	{
-		FsRunningJob *j = &running[w->input.n_running];
-		char	   *queue = col_text(r, 3, NULL);
-		char	   *type = col_text(r, 6, NULL);
+		FsRunningJob *j = &running[held->n];
+		int64		time_limit;
 
 		fairshare_progress();
-		j->environment = environment_index(w, col_text(r, 5, NULL));
-		if (j->environment < 0 || type == NULL)
+		/* deformed once, not column by column: 100,000 rows at most */
+		heap_deform_tuple(SPI_tuptable->vals[r], desc, v, null);
+		if (null[4] || null[5])
 			continue;			/* cannot happen: placed jobs pin their environment */
-		j->job_id = col_int(r, 1, 0);
-		j->share = share_index(w, queue, col_text(r, 4, NULL));
-		j->instance_type = intern_type(w, type);
-		j->instance_count = (int) col_int(r, 7, 1);
-		j->priority = (int) col_int(r, 8, 0);
-		j->started_at = col_time(r, 9);
-		j->stopping = col_bool(r, 10);
-		j->stopping_for = col_int(r, 11, 0);
-		if (max_occupancy(col_int(r, 12, 0)) > 0)
-			j->ends_by = j->started_at + max_occupancy(col_int(r, 12, 0));
-		if (fairshare_checkpoint_interval_s > 0 && col_bool(r, 13))
+		j->environment = environment_index(w, TextDatumGetCString(v[4]));
+		if (j->environment < 0)
+			continue;
+		j->job_id = DatumGetInt64(v[0]);
+		j->share = -1;			/* attach_running, once the shares are known */
+		j->instance_type = intern_type(w, TextDatumGetCString(v[5]));
+		j->instance_count = null[6] ? 1 : DatumGetInt32(v[6]);
+		j->priority = null[7] ? 0 : DatumGetInt32(v[7]);
+		j->started_at = null[8] ? 0 : (FsTime) DatumGetTimestampTz(v[8]);
+		j->stopping = !null[9] && DatumGetBool(v[9]);
+		j->stopping_for = null[10] ? 0 : DatumGetInt64(v[10]);
+		time_limit = null[11] ? 0 : limit_is_int8 ? DatumGetInt64(v[11]) : DatumGetInt32(v[11]);
+		if (max_occupancy(time_limit) > 0)
+			j->ends_by = j->started_at + max_occupancy(time_limit);
+		if (fairshare_checkpoint_interval_s > 0 && !null[12] && DatumGetBool(v[12]))
 		{
 			j->checkpoint_interval = FS_SECONDS(fairshare_checkpoint_interval_s);
-			j->checkpoint_from = col_time(r, 14);
+			j->checkpoint_from = null[13] ? 0 : (FsTime) DatumGetTimestampTz(v[13]);
 		}
-		w->jobs[w->n_jobs].job_id = j->job_id;
-		w->jobs[w->n_jobs].job_name = col_text(r, 2, w->cxt);
-		w->jobs[w->n_jobs].share = j->share;
+		held->job_name[held->n] = datum_text(v[1], null[1], w->cxt);
+		held->queue[held->n] = datum_text(v[2], null[2], w->cxt);
+		held->share[held->n] = datum_text(v[3], null[3], w->cxt);
+		held->identifier[held->n] = datum_text(v[14], null[14], w->cxt);
+		held->share_of[held->n] = -1;
+		held->n++;
+	}
+	w->input.running = running;
+	w->input.n_running = held->n;
+}
+
+/* Give the running jobs their shares and their names, in job_id order. */
+static void
+attach_running(PassWorld *w, const HeldJobs *held)
+{
+	FsRunningJob *running = (FsRunningJob *) w->input.running;
+	int			first_info = w->n_jobs;
+
+	w->jobs = repalloc_huge(w->jobs, sizeof(PassJobInfo) * Max(w->n_jobs + held->n, 1));
+	for (int r = 0; r < held->n; r++)
+	{
+		running[r].share = held->share_of[r] >= 0 ? held->share_of[r] :
+			share_index(w, held->queue[r], held->share[r]);
+		w->jobs[w->n_jobs].job_id = running[r].job_id;
+		w->jobs[w->n_jobs].job_name = held->job_name[r];
+		w->jobs[w->n_jobs].share = running[r].share;
 		w->jobs[w->n_jobs].index = -1;
 		w->n_jobs++;
-		w->input.n_running++;
 	}
 	/*
 	 * In job_id order, sorted here rather than by the statement: with
@@ -1119,7 +1214,6 @@ load_running(PassWorld *w)
 	 */
 	sort_running_jobs(running, w->input.n_running);
 	sort_job_infos(w->jobs + first_info, w->n_jobs - first_info);
-	w->input.running = running;
 }
 
 static int
@@ -1206,6 +1300,8 @@ fairshare_load_world(int prefix, const char *focus_queue, const char *focus_shar
 	HASH_SEQ_STATUS seq;
 	TypeEntry  *te;
 	int			n_runnable;
+	HeldJobs	held;
+	bool	   *without_room;
 
 	w->cxt = cxt;
 	w->allocator.alloc = world_alloc;
@@ -1231,10 +1327,24 @@ fairshare_load_world(int prefix, const char *focus_queue, const char *focus_shar
 
 	load_environments(w);
 	policies = load_queues(w);
-	load_shares(w, policies);
-	load_runnable(w, prefix, focus_queue, focus_share, focus_prefix, deeper, least_prefix);
+	read_running(w, &held);
+
+	/*
+	 * A queue that can be given nothing in this pass (the core says which:
+	 * its environments are full and it cannot preempt) has only its
+	 * nominated jobs loaded, so that a pass on a saturated cluster does not
+	 * grow with the shares that wait.  Not for explain() and the snapshot,
+	 * which show every share's wait.
+	 */
+	without_room = alloc_array(w, w->input.n_queues, sizeof(bool));
+	if (!collect_wait_reasons && focus_queue == NULL)
+		(void) fs_queues_without_room(&w->input,
+									  alloc_array(w, w->input.n_environments, sizeof(int64_t)),
+									  without_room);
+	load_shares(w, policies, without_room, &held);
+	load_runnable(w, prefix, focus_queue, focus_share, focus_prefix, deeper, least_prefix, without_room);
 	n_runnable = w->n_jobs;
-	load_running(w);
+	attach_running(w, &held);
 	sort_jobs(w, n_runnable);
 
 	w->input.n_instance_types = hash_get_num_entries(w->type_ids);
