@@ -283,6 +283,8 @@ fairshare_explain_pass(PG_FUNCTION_ARGS)
 	char	   *reason;
 	const PassJobInfo *info;
 	HeapTuple	tuple;
+	MemoryContext caller_cxt = CurrentMemoryContext;
+	MemoryContext spi_cxt;
 
 	fairshare_require_catalog_version();
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
@@ -388,7 +390,15 @@ fairshare_explain_pass(PG_FUNCTION_ARGS)
 			}
 		}
 	}
+	/*
+	 * The row outlives SPI_finish(), which frees everything allocated since
+	 * SPI_connect(): it is built in the caller's context.  (Built in SPI's,
+	 * it was read after being freed, and at a few thousand jobs the memory
+	 * was gone: explain() crashed the backend.)
+	 */
+	spi_cxt = MemoryContextSwitchTo(caller_cxt);
 	tuple = heap_form_tuple(desc, values, nulls);
+	MemoryContextSwitchTo(spi_cxt);
 	fairshare_world_free(world);
 	SPI_finish();
 	PG_RETURN_DATUM(HeapTupleGetDatum(tuple));
