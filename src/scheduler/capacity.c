@@ -1147,28 +1147,46 @@ fs_place(FsPass *pass, int job, int env, int type)
 }
 
 /*
- * Which queues can have nothing of theirs decided in a pass on this input
- * but what concerns their nominated jobs (scheduler.h).  A queue that
- * cannot preempt (FIFO, fair share: only quota shares reclaim, 2.6)
- * whose every environment is switched off or has its NUM_INSTANCES limit
- * taken by the jobs that hold capacity places nothing: room frees only
- * between passes, since a stopped job keeps its instances until it has
- * stopped, and held room only takes more.  Nor does it begin a
- * starvation hold, which takes a placement past the starving job in the
- * queue's environments (2.2a), and nothing is preempted for it.
+ * Is every environment of the queue switched off or full to its
+ * NUM_INSTANCES limit with the jobs that hold capacity (env_occupied)?
+ * Then nothing is placed for the queue in a pass: room frees only between
+ * passes, since a stopped job keeps its instances until it has stopped,
+ * and held room only takes more.  Nor does the queue begin a starvation
+ * hold, which takes a placement past the starving job in its environments
+ * (2.2a).
  */
-int
-fs_queues_without_room(const FsInput *in, int64_t *env_occupied, bool *without_room)
+static bool
+queue_environments_full(const FsInput *in, int queue, const int64_t *env_occupied)
 {
-	int			n = 0;
-	int			e,
-				r,
-				q,
-				i;
+	const FsQueue *q = &in->queues[queue];
 
-	for (e = 0; e < in->n_environments; e++)
+	for (int i = 0; i < q->n_environments; i++)
+	{
+		int			e = q->environments[i];
+		const FsEnvironment *env;
+		int64_t		max = -1;
+
+		if (e < 0 || e >= in->n_environments)
+			continue;
+		env = &in->environments[e];
+		if (!env->enabled)
+			continue;
+		for (int l = 0; l < env->n_limits; l++)
+			if (env->limits[l].unit == FS_UNIT_NUM_INSTANCES)
+				max = env->limits[l].max_capacity > 0 ? env->limits[l].max_capacity : 0;
+		/* no NUM_INSTANCES limit: room is a matter of types, left to the pass */
+		if (max < 0 || env_occupied[e] < max)
+			return false;
+	}
+	return true;
+}
+
+static void
+count_occupied(const FsInput *in, int64_t *env_occupied)
+{
+	for (int e = 0; e < in->n_environments; e++)
 		env_occupied[e] = 0;
-	for (r = 0; r < in->n_running; r++)
+	for (int r = 0; r < in->n_running; r++)
 	{
 		const FsRunningJob *run = &in->running[r];
 
@@ -1176,31 +1194,74 @@ fs_queues_without_room(const FsInput *in, int64_t *env_occupied, bool *without_r
 			run->instance_count > 0)
 			env_occupied[run->environment] += run->instance_count;
 	}
-	for (q = 0; q < in->n_queues; q++)
+}
+
+/* (scheduler.h) A queue that cannot preempt -- FIFO, fair share -- and is full. */
+int
+fs_queues_without_room(const FsInput *in, int64_t *env_occupied, bool *without_room)
+{
+	int			n = 0;
+
+	count_occupied(in, env_occupied);
+	for (int q = 0; q < in->n_queues; q++)
 	{
-		const FsQueue *queue = &in->queues[q];
-
-		without_room[q] = queue->policy != FS_POLICY_QUOTA_SHARE;
-		for (i = 0; i < queue->n_environments && without_room[q]; i++)
-		{
-			const FsEnvironment *env;
-			int64_t		max = -1;
-
-			e = queue->environments[i];
-			if (e < 0 || e >= in->n_environments)
-				continue;
-			env = &in->environments[e];
-			if (!env->enabled)
-				continue;
-			for (r = 0; r < env->n_limits; r++)
-				if (env->limits[r].unit == FS_UNIT_NUM_INSTANCES)
-					max = env->limits[r].max_capacity > 0 ? env->limits[r].max_capacity : 0;
-			/* no NUM_INSTANCES limit: room is a matter of types, left to the pass */
-			if (max < 0 || env_occupied[e] < max)
-				without_room[q] = false;
-		}
+		without_room[q] = in->queues[q].policy != FS_POLICY_QUOTA_SHARE &&
+			queue_environments_full(in, q, env_occupied);
 		if (without_room[q])
 			n++;
+	}
+	return n;
+}
+
+/*
+ * (scheduler.h) The shares of the queues above, and in a full quota-share
+ * queue the shares that cannot reclaim either: a reclaim is for a job
+ * within its share's guarantee (2.6), and a share that holds its
+ * NUM_INSTANCES limit with jobs that are not stopping has none for any job
+ * (fs_quota_room() counts held, stopped and nominated instances against
+ * it).  A share that preempts within itself is always loaded.
+ */
+int
+fs_shares_without_room(const FsInput *in, int64_t *scratch, bool *without_room)
+{
+	int64_t    *env_occupied = scratch;
+	int64_t    *held = scratch + in->n_environments;
+	int			n = 0;
+
+	count_occupied(in, env_occupied);
+	for (int s = 0; s < in->n_shares; s++)
+		held[s] = 0;
+	for (int r = 0; r < in->n_running; r++)
+	{
+		const FsRunningJob *run = &in->running[r];
+
+		if (run->share >= 0 && run->share < in->n_shares && !run->stopping &&
+			run->environment >= 0 && run->environment < in->n_environments &&
+			run->instance_count > 0)
+			held[run->share] += run->instance_count;
+	}
+	for (int s = 0; s < in->n_shares; s++)
+	{
+		const FsShare *share = &in->shares[s];
+		int			q = share->queue;
+
+		without_room[s] = false;
+		if (q < 0 || q >= in->n_queues || !queue_environments_full(in, q, env_occupied))
+			continue;
+		if (in->queues[q].policy == FS_POLICY_QUOTA_SHARE)
+		{
+			int64_t		limit = -1;
+
+			if (share->in_share_preemption)
+				continue;
+			for (int l = 0; l < share->n_limits; l++)
+				if (share->limits[l].unit == FS_UNIT_NUM_INSTANCES)
+					limit = share->limits[l].max_capacity > 0 ? share->limits[l].max_capacity : 0;
+			if (limit < 0 || held[s] < limit)
+				continue;
+		}
+		without_room[s] = true;
+		n++;
 	}
 	return n;
 }

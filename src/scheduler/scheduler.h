@@ -484,15 +484,21 @@ extern void fs_result_free(FsResult *result, const FsAllocator *allocator);
 extern bool fs_check_input(const FsInput *input, char *message, size_t size);
 
 /*
- * The queues (without_room[queue]) for which a pass on this input decides
- * nothing but about their nominated jobs: queues that cannot preempt
- * (FIFO, fair share) whose every environment is switched off or full to
- * its NUM_INSTANCES limit with the running jobs.  Their other RUNNABLE
- * jobs may be left out of the input: the pass decides the same without
- * them, but that they are MISCONFIGURED, which a pass with room says.
- * env_occupied is scratch of n_environments.  Returns how many there are.
+ * What a pass on this input can decide nothing about but their nominated
+ * jobs, so that the wrapper may leave their other RUNNABLE jobs out: the
+ * pass decides the same without them, but that they are MISCONFIGURED,
+ * which a pass with room says (the property tests check it on every pass).
+ *
+ * fs_queues_without_room: queues that cannot preempt (FIFO, fair share)
+ * whose every environment is switched off or full to its NUM_INSTANCES
+ * limit with the running jobs; env_occupied is scratch of n_environments.
+ * fs_shares_without_room: the shares of those queues, and of a full
+ * quota-share queue the shares that cannot reclaim (they hold their
+ * NUM_INSTANCES limit, and do not preempt within the share); scratch is of
+ * n_environments + n_shares.  Both return how many they name.
  */
 extern int	fs_queues_without_room(const FsInput *input, int64_t *env_occupied, bool *without_room);
+extern int	fs_shares_without_room(const FsInput *input, int64_t *scratch, bool *without_room);
 
 /*
  * Plain-English sentences.  Both write at most size bytes (always

@@ -906,7 +906,7 @@ order_runnable(PassWorld *w, JobList *list, int n_heads)
 
 static void
 load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *focus_share,
-			  int focus_prefix, HTAB *deeper, int least_prefix, const bool *without_room)
+			  int focus_prefix, HTAB *deeper, int least_prefix, const bool *share_without_room)
 {
 	int			n_shares = w->input.n_shares;
 	int			n_loaded = 0;
@@ -933,7 +933,7 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 	}
 	/* the head of each share, cut so that the pass loads PASS_LOAD_MAX at most */
 	for (int s = 0; s < n_shares; s++)
-		if (!without_room[w->input.shares[s].queue])
+		if (!share_without_room[s])
 			n_loaded++;
 	each = Min(prefix, Max(Max(PASS_PREFIX_MIN, least_prefix), PASS_LOAD_MAX / Max(n_loaded, 1)));
 	for (int s = 0; s < n_shares; s++)
@@ -941,9 +941,9 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 		const FsQueue *q = &w->input.queues[w->input.shares[s].queue];
 		int			k = q->policy == FS_POLICY_FIFO ? 0 : q->policy == FS_POLICY_FAIR_SHARE ? 1 : 2;
 
-		/* a queue without room has only its nominated jobs loaded */
+		/* a share without room has only its nominated jobs loaded */
 		limit[s] = 0;
-		if (without_room[w->input.shares[s].queue])
+		if (share_without_room[s])
 			continue;
 		limit[s] = each;
 		if (focus_queue && strcmp(focus_queue, q->name) == 0 &&
@@ -1188,7 +1188,18 @@ read_running(PassWorld *w, HeldJobs *held)
 	w->input.n_running = held->n;
 }
 
-/* Give the running jobs their shares and their names, in job_id order. */
+/* Give the running jobs their shares, once the shares are known. */
+static void
+assign_running_shares(PassWorld *w, const HeldJobs *held)
+{
+	FsRunningJob *running = (FsRunningJob *) w->input.running;
+
+	for (int r = 0; r < held->n; r++)
+		running[r].share = held->share_of[r] >= 0 ? held->share_of[r] :
+			share_index(w, held->queue[r], held->share[r]);
+}
+
+/* Add the running jobs' names after the RUNNABLE ones', and sort them by job_id. */
 static void
 attach_running(PassWorld *w, const HeldJobs *held)
 {
@@ -1198,8 +1209,6 @@ attach_running(PassWorld *w, const HeldJobs *held)
 	w->jobs = repalloc_huge(w->jobs, sizeof(PassJobInfo) * Max(w->n_jobs + held->n, 1));
 	for (int r = 0; r < held->n; r++)
 	{
-		running[r].share = held->share_of[r] >= 0 ? held->share_of[r] :
-			share_index(w, held->queue[r], held->share[r]);
 		w->jobs[w->n_jobs].job_id = running[r].job_id;
 		w->jobs[w->n_jobs].job_name = held->job_name[r];
 		w->jobs[w->n_jobs].share = running[r].share;
@@ -1301,7 +1310,9 @@ fairshare_load_world(int prefix, const char *focus_queue, const char *focus_shar
 	TypeEntry  *te;
 	int			n_runnable;
 	HeldJobs	held;
-	bool	   *without_room;
+	bool		gate;
+	bool	   *queue_without_room;
+	bool	   *share_without_room;
 
 	w->cxt = cxt;
 	w->allocator.alloc = world_alloc;
@@ -1330,19 +1341,29 @@ fairshare_load_world(int prefix, const char *focus_queue, const char *focus_shar
 	read_running(w, &held);
 
 	/*
-	 * A queue that can be given nothing in this pass (the core says which:
-	 * its environments are full and it cannot preempt) has only its
-	 * nominated jobs loaded, so that a pass on a saturated cluster does not
-	 * grow with the shares that wait.  Not for explain() and the snapshot,
-	 * which show every share's wait.
+	 * A share that can be given nothing in this pass (the core says which:
+	 * its queue's environments are full, and it cannot preempt) has only
+	 * its nominated jobs loaded, and a fair-share queue of such shares has
+	 * only those that hold capacity, are nominated or have usage: a pass on
+	 * a saturated cluster does not grow with the shares that wait.  Not for
+	 * explain() and the snapshot, which show why every share waits.
 	 */
-	without_room = alloc_array(w, w->input.n_queues, sizeof(bool));
-	if (!collect_wait_reasons && focus_queue == NULL)
+	queue_without_room = alloc_array(w, w->input.n_queues, sizeof(bool));
+	gate = !collect_wait_reasons && focus_queue == NULL;
+	if (gate)
 		(void) fs_queues_without_room(&w->input,
 									  alloc_array(w, w->input.n_environments, sizeof(int64_t)),
-									  without_room);
-	load_shares(w, policies, without_room, &held);
-	load_runnable(w, prefix, focus_queue, focus_share, focus_prefix, deeper, least_prefix, without_room);
+									  queue_without_room);
+	load_shares(w, policies, queue_without_room, &held);
+	assign_running_shares(w, &held);
+	share_without_room = alloc_array(w, w->input.n_shares, sizeof(bool));
+	if (gate)
+		(void) fs_shares_without_room(&w->input,
+									  alloc_array(w, w->input.n_environments + w->input.n_shares,
+												  sizeof(int64_t)),
+									  share_without_room);
+	load_runnable(w, prefix, focus_queue, focus_share, focus_prefix, deeper, least_prefix,
+				  share_without_room);
 	n_runnable = w->n_jobs;
 	attach_running(w, &held);
 	sort_jobs(w, n_runnable);

@@ -31,10 +31,12 @@
  *	 thrash		the quiet point is reached, and no job is preempted more
  *				than a few times over the run;
  *	 no room	a pass on the same input without the RUNNABLE jobs (but
- *				the nominated ones) of the queues fs_queues_without_room()
+ *				the nominated ones) of the shares fs_shares_without_room()
  *				names decides the same, but that those jobs are
  *				MISCONFIGURED, and gives every fair share the same usage
- *				(the wrapper leaves those jobs out).
+ *				(the wrapper leaves those jobs out); and those shares
+ *				include every share of the queues fs_queues_without_room()
+ *				names.
  * Then fair-share convergence: weights 1/3/5 on a saturated environment
  * end at 15/23, 5/23, 3/23 within one instance, for many seeds.
  *
@@ -1212,8 +1214,9 @@ check_pass(Sim *sim, Workload *w, int step, bool final)
 	}
 }
 
-/* Passes where some queue had no room, compared by check_without_room(). */
+/* Passes where some share had no room, compared by check_without_room(). */
 static long without_room_compared;
+static long quota_without_room_compared;
 
 static bool
 same_decision(const FsDecision *a, const FsDecision *b)
@@ -1225,28 +1228,32 @@ same_decision(const FsDecision *a, const FsDecision *b)
 
 /*
  * The "no room" property: the last pass again, on its input without the
- * RUNNABLE jobs the wrapper leaves out for queues without room.
+ * RUNNABLE jobs the wrapper leaves out for shares without room.
  */
 static void
 check_without_room(Sim *sim, Workload *w, int step)
 {
 	const FsInput *in = &sim->input;
 	const FsResult *full = sim->result;
-	int64_t    *occupied = malloc(sizeof(int64_t) * (size_t) (in->n_environments + 1));
-	bool	   *without_room = malloc(sizeof(bool) * (size_t) (in->n_queues + 1));
+	int64_t    *scratch = malloc(sizeof(int64_t) * (size_t) (in->n_environments + in->n_shares + 1));
+	bool	   *queue_without = malloc(sizeof(bool) * (size_t) (in->n_queues + 1));
+	bool	   *without = malloc(sizeof(bool) * (size_t) (in->n_shares + 1));
 	FsShare    *shares;
 	FsRunnableJob *kept;
 	FsInput		less = *in;
 	FsResult   *r;
+	bool		quota = false;
 	int			n_kept = 0;
 	int			i,
 				k,
 				s;
 
-	if (fs_queues_without_room(in, occupied, without_room) == 0)
+	(void) fs_queues_without_room(in, scratch, queue_without);
+	if (fs_shares_without_room(in, scratch, without) == 0)
 	{
-		free(occupied);
-		free(without_room);
+		free(scratch);
+		free(queue_without);
+		free(without);
 		return;
 	}
 	shares = malloc(sizeof(FsShare) * (size_t) (in->n_shares + 1));
@@ -1254,8 +1261,13 @@ check_without_room(Sim *sim, Workload *w, int step)
 	for (s = 0; s < in->n_shares; s++)
 	{
 		shares[s] = in->shares[s];
-		if (!without_room[in->shares[s].queue])
+		if (queue_without[in->shares[s].queue] && !without[s])
+			violation(w, "no room", step, "share %lld of queue %lld without room is not named",
+					  s, in->shares[s].queue);
+		if (!without[s])
 			continue;
+		if (in->queues[in->shares[s].queue].policy == FS_POLICY_QUOTA_SHARE)
+			quota = true;
 		shares[s].runnable = &kept[n_kept];
 		shares[s].n_runnable = 0;
 		shares[s].more_runnable = false;
@@ -1269,6 +1281,8 @@ check_without_room(Sim *sim, Workload *w, int step)
 	less.shares = shares;
 	r = fs_schedule(&less, &sim->allocator);
 	without_room_compared++;
+	if (quota)
+		quota_without_room_compared++;
 
 	/* the full pass's decisions, but MISCONFIGURED about the jobs left out */
 	for (i = 0, k = 0; i < full->n_decisions; i++)
@@ -1276,34 +1290,35 @@ check_without_room(Sim *sim, Workload *w, int step)
 		const FsDecision *d = &full->decisions[i];
 		const SimJob *j = sim_job(sim, d->job_id);
 
-		if (d->kind == FS_DECISION_MISCONFIGURED && j && without_room[sim->shares[j->share].queue] &&
-			!j->was_nominated)
+		if (d->kind == FS_DECISION_MISCONFIGURED && j && without[j->share] && !j->was_nominated)
 			continue;
 		if (k >= r->n_decisions || !same_decision(d, &r->decisions[k]))
 		{
-			violation(w, "no room", step, "without the jobs of queues without room, decision %lld "
+			violation(w, "no room", step, "without the jobs of shares without room, decision %lld "
 					  "differs (job %lld)", i, d->job_id);
 			break;
 		}
 		k++;
 	}
-	if (verbose && i == full->n_decisions)
-		for (int x = k; x < r->n_decisions; x++)
-			printf("    without them, also decision %d about job %lld\n", (int) r->decisions[x].kind,
-				   (long long) r->decisions[x].job_id);
 	if (i == full->n_decisions && k != r->n_decisions)
-		violation(w, "no room", step, "without the jobs of queues without room, %lld decisions "
+	{
+		violation(w, "no room", step, "without the jobs of shares without room, %lld decisions "
 				  "instead of %lld", r->n_decisions, k);
+		for (i = k; verbose && i < r->n_decisions; i++)
+			printf("    without them, also decision %d about job %lld\n", (int) r->decisions[i].kind,
+				   (long long) r->decisions[i].job_id);
+	}
 	for (s = 0; s < in->n_shares; s++)
 		if (in->queues[in->shares[s].queue].policy == FS_POLICY_FAIR_SHARE &&
 			full->share_usage[s] != r->share_usage[s])
-			violation(w, "no room", step, "without the jobs of queues without room, share %lld's "
+			violation(w, "no room", step, "without the jobs of shares without room, share %lld's "
 					  "usage differs (queue %lld)", s, in->shares[s].queue);
 	fs_result_free(r, &sim->allocator);
 	free(shares);
 	free(kept);
-	free(occupied);
-	free(without_room);
+	free(scratch);
+	free(queue_without);
+	free(without);
 }
 
 /* One pass as the wrapper runs it: again while the core asks for more heads. */
@@ -1545,10 +1560,11 @@ main(int argc, char **argv)
 	}
 	printf("%d random workloads: %d passed, %d failed\n", n, passed, failed);
 	/* the "no room" property must have been tried, or it proves nothing */
-	printf("%ld passes had a queue without room, compared without its jobs\n", without_room_compared);
-	if (without_room_compared == 0)
+	printf("%ld passes had shares without room (%ld of a quota-share queue), compared without "
+		   "their jobs\n", without_room_compared, quota_without_room_compared);
+	if (without_room_compared == 0 || quota_without_room_compared == 0)
 	{
-		printf("FAILED: no pass had a queue without room\n");
+		printf("FAILED: no pass had shares without room of both kinds\n");
 		failed++;
 	}
 	for (i = 0; i < n_convergence; i++)
