@@ -8,7 +8,11 @@
  * of every share's RUNNABLE jobs (a fixed-size prefix per share, read from
  * the partial indexes jobs_runnable_*_idx), so its cost does not grow with
  * the backlog.  Fair-share identifiers are found with a skip scan over the
- * same index rather than a DISTINCT over every RUNNABLE job.
+ * same index rather than a DISTINCT over every RUNNABLE job.  The jobs that
+ * hold capacity are read first: a share that can be given nothing in the
+ * pass (its queue's environments are full, and it cannot preempt: the core's
+ * fs_shares_without_room()) has only its nominated jobs read, so a pass on
+ * a saturated cluster does not grow with the shares that wait.
  *
  * Everything is copied into one memory context owned by the PassWorld, so
  * the caller can finish SPI and still use it, and frees it in one go.
