@@ -507,7 +507,13 @@ static FairshareStatement store_usage_stmt = {
 	.argtypes = {TEXTARRAYOID, TEXTARRAYOID, FLOAT8ARRAYOID, TIMESTAMPTZOID},
 };
 
-/* Store the fair shares' decayed usage, in one statement. */
+/*
+ * Store the fair shares' decayed usage, in one statement.  Without decay
+ * (share_decay_seconds 0) a share's usage is what it holds, and its stored
+ * row is left alone while that is the same: at 10,000 shares writing every
+ * row was half of a pass on a full cluster.  (With decay the time of the
+ * row is what the next decay starts from, so every row is written.)
+ */
 static void
 store_usage(const PassWorld *w, const FsResult *r)
 {
@@ -519,7 +525,12 @@ store_usage(const PassWorld *w, const FsResult *r)
 
 	for (int s = 0; s < w->input.n_shares; s++)
 	{
+		const FsShare *share = &w->input.shares[s];
+
 		if (w->shares[s].policy != FS_POLICY_FAIR_SHARE)
+			continue;
+		if (w->input.queues[share->queue].share_decay == 0 && share->usage_at > 0 &&
+			Max(r->share_usage[s], 0.0) == share->usage)
 			continue;
 		queues[n] = CStringGetTextDatum(w->shares[s].queue);
 		ids[n] = CStringGetTextDatum(w->shares[s].name);
