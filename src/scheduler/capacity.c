@@ -1148,17 +1148,19 @@ fs_place(FsPass *pass, int job, int env, int type)
 
 /*
  * Is every environment of the queue switched off or full to its
- * NUM_INSTANCES limit with the jobs that hold capacity (env_occupied)?
- * Then nothing is placed for the queue in a pass: room frees only between
- * passes, since a stopped job keeps its instances until it has stopped,
- * and held room only takes more.  Nor does the queue begin a starvation
- * hold, which takes a placement past the starving job in its environments
- * (2.2a).
+ * NUM_INSTANCES limit with the jobs that hold capacity (env_occupied), and
+ * at least one full?  Then nothing is placed for the queue in a pass: room
+ * frees only between passes, since a stopped job keeps its instances until
+ * it has stopped, and held room only takes more.  Nor does the queue begin
+ * a starvation hold, which takes a placement past the starving job in its
+ * environments (2.2a).  (A queue with no environment in use is left to the
+ * pass, which says its jobs are misconfigured.)
  */
 static bool
 queue_environments_full(const FsInput *in, int queue, const int64_t *env_occupied)
 {
 	const FsQueue *q = &in->queues[queue];
+	bool		full = false;
 
 	for (int i = 0; i < q->n_environments; i++)
 	{
@@ -1177,8 +1179,9 @@ queue_environments_full(const FsInput *in, int queue, const int64_t *env_occupie
 		/* no NUM_INSTANCES limit: room is a matter of types, left to the pass */
 		if (max < 0 || env_occupied[e] < max)
 			return false;
+		full = true;
 	}
-	return true;
+	return full;
 }
 
 static void

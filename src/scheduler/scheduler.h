@@ -491,7 +491,7 @@ extern bool fs_check_input(const FsInput *input, char *message, size_t size);
  *
  * fs_queues_without_room: queues that cannot preempt (FIFO, fair share)
  * whose every environment is switched off or full to its NUM_INSTANCES
- * limit with the running jobs; env_occupied is scratch of n_environments.
+ * limit with the running jobs, at least one full; env_occupied is scratch of n_environments.
  * fs_shares_without_room: the shares of those queues, and of a full
  * quota-share queue the shares that cannot reclaim (they hold their
  * NUM_INSTANCES limit, and do not preempt within the share); scratch is of
