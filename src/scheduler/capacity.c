@@ -1230,6 +1230,8 @@ fs_shares_without_room(const FsInput *in, int64_t *scratch, bool *without_room)
 	int64_t    *env_occupied = scratch;
 	int64_t    *held = scratch + in->n_environments;
 	int			n = 0;
+	int			last_queue = -1;
+	bool		last_full = false;
 
 	count_occupied(in, env_occupied);
 	for (int s = 0; s < in->n_shares; s++)
@@ -1249,7 +1251,15 @@ fs_shares_without_room(const FsInput *in, int64_t *scratch, bool *without_room)
 		int			q = share->queue;
 
 		without_room[s] = false;
-		if (q < 0 || q >= in->n_queues || !queue_environments_full(in, q, env_occupied))
+		if (q < 0 || q >= in->n_queues)
+			continue;
+		/* a queue's shares are usually adjacent: look at its environments once */
+		if (q != last_queue)
+		{
+			last_full = queue_environments_full(in, q, env_occupied);
+			last_queue = q;
+		}
+		if (!last_full)
 			continue;
 		if (in->queues[q].policy == FS_POLICY_QUOTA_SHARE)
 		{

@@ -232,6 +232,13 @@ static FairshareStatement running_stmt = {
 		" FROM fairshare.jobs WHERE status IN " FS_PLACED_STATUSES_SQL,
 };
 
+/* A text Datum of a deformed row, copied into cxt; NULL when it is null. */
+static const char *
+datum_text(Datum d, bool isnull, MemoryContext cxt)
+{
+	return isnull ? NULL : MemoryContextStrdup(cxt, TextDatumGetCString(d));
+}
+
 /* Column accessors over SPI_tuptable. */
 static char *
 col_text(uint64 row, int col, MemoryContext cxt)
@@ -742,8 +749,8 @@ collect_runnable(PassWorld *w, JobList *list, bool with_index)
 		memset(lj, 0, sizeof(*lj));
 		lj->share = s;
 		lj->job.job_id = DatumGetInt64(v[2]);
-		lj->job_name = MemoryContextStrdup(w->cxt, TextDatumGetCString(v[3]));
-		lj->submitted_by = null[12] ? NULL : MemoryContextStrdup(w->cxt, TextDatumGetCString(v[12]));
+		lj->job_name = datum_text(v[3], null[3], w->cxt);
+		lj->submitted_by = datum_text(v[12], null[12], w->cxt);
 		lj->job.priority = DatumGetInt32(v[4]);
 		lj->job.runnable_at = null[5] ? 0 : (FsTime) DatumGetTimestampTz(v[5]);
 		lj->job.instance_count = null[6] ? 1 : DatumGetInt32(v[6]);
@@ -1122,12 +1129,6 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 
 /* The columns of running_stmt. */
 #define RUNNING_COLUMNS 15
-
-static const char *
-datum_text(Datum d, bool isnull, MemoryContext cxt)
-{
-	return isnull ? NULL : MemoryContextStrdup(cxt, TextDatumGetCString(d));
-}
 
 static void
 read_running(PassWorld *w, HeldJobs *held)
