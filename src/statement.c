@@ -65,6 +65,71 @@ fairshare_open_statement(FairshareStatement *st, Datum *values, const char *null
 	return portal;
 }
 
+/* A DestReceiver that hands each row to a FairshareRowFn. */
+typedef struct RowReceiver
+{
+	DestReceiver pub;
+	FairshareRowFn fn;
+	void	   *arg;
+} RowReceiver;
+
+static bool
+row_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	RowReceiver *receiver = (RowReceiver *) self;
+
+	slot_getallattrs(slot);
+	receiver->fn(receiver->arg, slot->tts_tupleDescriptor, slot->tts_values, slot->tts_isnull);
+	return true;
+}
+
+static void
+row_startup(DestReceiver *self, int operation, TupleDesc desc)
+{
+}
+
+static void
+row_nothing(DestReceiver *self)
+{
+}
+
+uint64
+fairshare_each_row(FairshareStatement *st, Datum *values, const char *nulls,
+				   FairshareRowFn fn, void *arg)
+{
+	SPIPlanPtr	plan = statement_plan(st);
+	int			nargs = SPI_getargcount(plan);
+	ParamListInfo params = makeParamList(nargs);
+	RowReceiver receiver = {
+		.pub = {.receiveSlot = row_receive, .rStartup = row_startup,
+			.rShutdown = row_nothing, .rDestroy = row_nothing, .mydest = DestNone},
+		.fn = fn,
+		.arg = arg,
+	};
+	SPIExecuteOptions options = {
+		.params = params,
+		.read_only = st->read_only,
+		.tcount = st->max_rows,
+		.dest = &receiver.pub,
+	};
+	int			ret;
+
+	for (int i = 0; i < nargs; i++)
+	{
+		params->params[i].ptype = SPI_getargtypeid(plan, i);
+		params->params[i].isnull = nulls != NULL && nulls[i] == 'n';
+		params->params[i].value = params->params[i].isnull ? (Datum) 0 : values[i];
+		params->params[i].pflags = PARAM_FLAG_CONST;
+	}
+	ret = SPI_execute_plan_extended(plan, &options);
+	if (ret < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("fairshare could not %s: %s", st->what, SPI_result_code_string(ret)),
+				 errdetail_internal("Statement: %s", st->sql)));
+	return SPI_processed;
+}
+
 uint64
 fairshare_run_statement_as(FairshareStatement *st, Oid role, Datum *values, const char *nulls)
 {

@@ -151,9 +151,6 @@ static FairshareStatement usage_stmt = {
 /* The columns of RUNNABLE_COLUMNS are 3 to 14 of a heads query; the share's index follows. */
 #define RUNNABLE_SHARE_COLUMN 15
 
-/* How many rows of heads are read at a time. */
-#define HEADS_BATCH 2048
-
 #define RUNNABLE_COLUMNS \
 		"j.job_id, j.job_name, j.scheduling_priority, j.runnable_at, j.instance_count, j.instance_types, " \
 		"j.nomination_kind, j.nominated_environment, j.nominated_instance_type, j.nominated_at, j.submitted_by || ':' || j.submitter_oid, " \
@@ -236,7 +233,15 @@ static FairshareStatement running_stmt = {
 static const char *
 datum_text(Datum d, bool isnull, MemoryContext cxt)
 {
-	return isnull ? NULL : MemoryContextStrdup(cxt, TextDatumGetCString(d));
+	MemoryContext old;
+	char	   *s;
+
+	if (isnull)
+		return NULL;
+	old = MemoryContextSwitchTo(cxt);
+	s = TextDatumGetCString(d);
+	MemoryContextSwitchTo(old);
+	return s;
 }
 
 /* Column accessors over SPI_tuptable. */
@@ -700,90 +705,99 @@ max_occupancy(int64 time_limit)
 	return FS_SECONDS(time_limit + fairshare_backfill_allowance_s);
 }
 
+/* collect_runnable_row's state while the rows of a heads query come */
+typedef struct RunnableReader
+{
+	PassWorld  *w;
+	JobList    *list;
+	bool		with_index;
+	/* the last row's instance types: most jobs of a pass ask for the same */
+	ArrayType  *last_types;
+	int		   *last_ids;
+	int			last_n;
+} RunnableReader;
+
 /*
- * Append the rows of a heads query: (queue, share, RUNNABLE_COLUMNS...,
- * and with_index, the share's index).  Without the index, the share is
- * looked up by its names.
+ * Append a row of a heads query: (queue, share, RUNNABLE_COLUMNS..., and
+ * with_index, the share's index).  Without the index, the share is looked
+ * up by its names.
  */
 static void
-collect_runnable(PassWorld *w, JobList *list, bool with_index)
+collect_runnable_row(void *arg, TupleDesc desc, Datum *v, bool *null)
 {
-	TupleDesc	desc = SPI_tuptable->tupdesc;
-	Datum		v[RUNNABLE_SHARE_COLUMN];
-	bool		null[RUNNABLE_SHARE_COLUMN];
-	/* the last row's instance types: most jobs of a pass ask for the same */
-	ArrayType  *last_types = NULL;
-	int		   *last_ids = NULL;
-	int			last_n = 0;
-	bool		limit_is_int8;
+	RunnableReader *reader = arg;
+	PassWorld  *w = reader->w;
+	JobList    *list = reader->list;
+	int			s;
+	LoadedJob  *lj;
+	ArrayType  *types;
 
+	fairshare_progress();
 	if (desc->natts < RUNNABLE_SHARE_COLUMN - 1 || desc->natts > RUNNABLE_SHARE_COLUMN)
 		elog(ERROR, "a heads query returned %d columns", desc->natts);
-	limit_is_int8 = SPI_gettypeid(desc, 14) == INT8OID;
-	for (uint64 r = 0; r < SPI_processed; r++)
+	if (reader->with_index)
+		s = null[RUNNABLE_SHARE_COLUMN - 1] ? -1 : DatumGetInt32(v[RUNNABLE_SHARE_COLUMN - 1]);
+	else
+		s = share_index(w, TextDatumGetCString(v[0]), null[1] ? NULL : TextDatumGetCString(v[1]));
+	if (s < 0 || s >= w->input.n_shares)
+		return;
+	if (list->n == list->cap)
 	{
-		int			s;
-		LoadedJob  *lj;
-		ArrayType  *types;
-
-		fairshare_progress();
-
-		/*
-		 * Deformed once: reading its columns one by one walks the row from
-		 * its start for each column after the first text one.
-		 */
-		heap_deform_tuple(SPI_tuptable->vals[r], desc, v, null);
-		if (with_index)
-			s = null[RUNNABLE_SHARE_COLUMN - 1] ? -1 : DatumGetInt32(v[RUNNABLE_SHARE_COLUMN - 1]);
-		else
-			s = share_index(w, col_text(r, 1, NULL), col_text(r, 2, NULL));
-		if (s < 0 || s >= w->input.n_shares)
-			continue;
-		if (list->n == list->cap)
-		{
-			list->cap = Max(256, list->cap * 2);
-			list->jobs = list->jobs ? repalloc_huge(list->jobs, sizeof(LoadedJob) * list->cap)
-				: MemoryContextAllocHuge(w->cxt, sizeof(LoadedJob) * list->cap);
-		}
-		lj = &list->jobs[list->n++];
-		memset(lj, 0, sizeof(*lj));
-		lj->share = s;
-		lj->job.job_id = DatumGetInt64(v[2]);
-		lj->job_name = datum_text(v[3], null[3], w->cxt);
-		lj->submitted_by = datum_text(v[12], null[12], w->cxt);
-		lj->job.priority = DatumGetInt32(v[4]);
-		lj->job.runnable_at = null[5] ? 0 : (FsTime) DatumGetTimestampTz(v[5]);
-		lj->job.instance_count = null[6] ? 1 : DatumGetInt32(v[6]);
-		lj->job.max_occupancy = max_occupancy(null[13] ? 0 : limit_is_int8 ? DatumGetInt64(v[13]) :
-											  DatumGetInt32(v[13]));
-		types = DatumGetArrayTypeP(v[7]);
-		if (last_types == NULL || VARSIZE(types) != VARSIZE(last_types) ||
-			memcmp(types, last_types, VARSIZE(types)) != 0)
-		{
-			Datum	   *elems;
-			bool	   *nulls;
-
-			deconstruct_array(types, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &last_n);
-			last_ids = alloc_array(w, last_n, sizeof(int));
-			for (int t = 0; t < last_n; t++)
-				last_ids[t] = intern_type(w, TextDatumGetCString(elems[t]));
-			last_types = types;
-		}
-		/* shared by the jobs that ask for the same: the core only reads them */
-		lj->job.instance_types = last_ids;
-		lj->job.n_instance_types = last_n;
-		lj->job.nomination.kind = nomination_kind(null[8] ? NULL : TextDatumGetCString(v[8]));
-		if (lj->job.nomination.kind != FS_NOMINATION_NONE)
-		{
-			char	   *type = col_text(r, 11, NULL);
-
-			lj->job.nomination.environment = environment_index(w, col_text(r, 10, NULL));
-			lj->job.nomination.instance_type = type ? intern_type(w, type) : -1;
-			lj->job.nomination.since = col_time(r, 12);
-			if (lj->job.nomination.environment < 0 || type == NULL)
-				lj->job.nomination.kind = FS_NOMINATION_NONE;
-		}
+		list->cap = Max(256, list->cap * 2);
+		list->jobs = list->jobs ? repalloc_huge(list->jobs, sizeof(LoadedJob) * list->cap)
+			: MemoryContextAllocHuge(w->cxt, sizeof(LoadedJob) * list->cap);
 	}
+	lj = &list->jobs[list->n++];
+	memset(lj, 0, sizeof(*lj));
+	lj->share = s;
+	lj->job.job_id = DatumGetInt64(v[2]);
+	lj->job_name = datum_text(v[3], null[3], w->cxt);
+	lj->submitted_by = datum_text(v[12], null[12], w->cxt);
+	lj->job.priority = DatumGetInt32(v[4]);
+	lj->job.runnable_at = null[5] ? 0 : (FsTime) DatumGetTimestampTz(v[5]);
+	lj->job.instance_count = null[6] ? 1 : DatumGetInt32(v[6]);
+	lj->job.max_occupancy = max_occupancy(null[13] ? 0 : TupleDescAttr(desc, 13)->atttypid == INT8OID ?
+										  DatumGetInt64(v[13]) : DatumGetInt32(v[13]));
+	types = DatumGetArrayTypeP(v[7]);
+	if (reader->last_types == NULL || VARSIZE(types) != VARSIZE(reader->last_types) ||
+		memcmp(types, reader->last_types, VARSIZE(types)) != 0)
+	{
+		Datum	   *elems;
+		bool	   *nulls;
+
+		deconstruct_array(types, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &reader->last_n);
+		reader->last_ids = alloc_array(w, reader->last_n, sizeof(int));
+		for (int t = 0; t < reader->last_n; t++)
+			reader->last_ids[t] = intern_type(w, TextDatumGetCString(elems[t]));
+		/* a copy: the row's own memory is the executor's only during this call */
+		if (reader->last_types != NULL)
+			pfree(reader->last_types);
+		reader->last_types = MemoryContextAlloc(w->cxt, VARSIZE(types));
+		memcpy(reader->last_types, types, VARSIZE(types));
+	}
+	/* shared by the jobs that ask for the same: the core only reads them */
+	lj->job.instance_types = reader->last_ids;
+	lj->job.n_instance_types = reader->last_n;
+	lj->job.nomination.kind = nomination_kind(null[8] ? NULL : TextDatumGetCString(v[8]));
+	if (lj->job.nomination.kind != FS_NOMINATION_NONE)
+	{
+		char	   *type = null[10] ? NULL : TextDatumGetCString(v[10]);
+
+		lj->job.nomination.environment = null[9] ? -1 : environment_index(w, TextDatumGetCString(v[9]));
+		lj->job.nomination.instance_type = type ? intern_type(w, type) : -1;
+		lj->job.nomination.since = null[11] ? 0 : (FsTime) DatumGetTimestampTz(v[11]);
+		if (lj->job.nomination.environment < 0 || type == NULL)
+			lj->job.nomination.kind = FS_NOMINATION_NONE;
+	}
+}
+
+/* Run a heads query (or the nominated jobs') and append its rows to list. */
+static void
+collect_runnable(PassWorld *w, JobList *list, bool with_index, FairshareStatement *st, Datum *args)
+{
+	RunnableReader reader = {.w = w, .list = list, .with_index = with_index};
+
+	fairshare_each_row(st, args, NULL, collect_runnable_row, &reader);
 }
 
 static int
@@ -930,7 +944,6 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 	Datum	   *indexes[3];
 	int			n[3] = {0, 0, 0};
 	int			n_heads;
-	Portal		portal;
 	FairshareStatement *statements[3] = {&fifo_heads_stmt, &fair_heads_stmt, &quota_heads_stmt};
 	int			kept;
 	int			each;
@@ -1007,26 +1020,11 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 			args[2] = fairshare_int4_array(counts[k], n[k]);
 			args[3] = fairshare_int4_array(indexes[k], n[k]);
 		}
-		/*
-		 * In batches: the heads of a thousand shares are 65,000 rows, and
-		 * holding them all at once made a tenth of a steady pass's time
-		 * the kernel's, faulting in fresh memory for them.
-		 */
-		portal = fairshare_open_statement(statements[k], args, NULL);
-		for (;;)
-		{
-			SPI_cursor_fetch(portal, true, HEADS_BATCH);
-			if (SPI_processed == 0)
-				break;
-			collect_runnable(w, &list, true);
-			SPI_freetuptable(SPI_tuptable);
-		}
-		SPI_cursor_close(portal);
+		collect_runnable(w, &list, true, statements[k], args);
 	}
 	n_heads = list.n;
 	/* Nominated jobs, wherever they stand; then drop duplicates. */
-	fairshare_run_statement(&nominated_stmt, NULL, NULL);
-	collect_runnable(w, &list, false);
+	collect_runnable(w, &list, false, &nominated_stmt, NULL);
 	order_runnable(w, &list, n_heads);
 	/*
 	 * Each share keeps its first `limit' jobs, plus its nominated ones
@@ -1130,66 +1128,107 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 /* The columns of running_stmt. */
 #define RUNNING_COLUMNS 15
 
+/* read_running's state while the rows come */
+typedef struct RunningReader
+{
+	PassWorld  *w;
+	HeldJobs   *held;
+	FsRunningJob *running;
+	int			cap;
+} RunningReader;
+
+static void *
+grow_array(PassWorld *w, void *array, int old_n, int new_n, size_t size)
+{
+	void	   *grown = alloc_array(w, new_n, size);
+
+	if (array != NULL)
+	{
+		memcpy(grown, array, old_n * size);
+		pfree(array);
+	}
+	return grown;
+}
+
+static void
+read_running_row(void *arg, TupleDesc desc, Datum *v, bool *null)
+{
+	RunningReader *reader = arg;
+	PassWorld  *w = reader->w;
+	HeldJobs   *held = reader->held;
+	FsRunningJob *j;
+	int64		time_limit;
+	int			environment;
+
+	fairshare_progress();
+	if (desc->natts != RUNNING_COLUMNS)
+		elog(ERROR, "the running jobs' query returned %d columns", desc->natts);
+	if (null[4] || null[5])
+		return;					/* cannot happen: placed jobs pin their environment */
+	environment = environment_index(w, TextDatumGetCString(v[4]));
+	if (environment < 0)
+		return;
+	if (held->n == reader->cap)
+	{
+		int			cap = Max(1024, reader->cap * 2);
+
+		reader->running = grow_array(w, reader->running, held->n, cap, sizeof(FsRunningJob));
+		held->queue = grow_array(w, held->queue, held->n, cap, sizeof(char *));
+		held->share = grow_array(w, held->share, held->n, cap, sizeof(char *));
+		held->identifier = grow_array(w, held->identifier, held->n, cap, sizeof(char *));
+		held->job_name = grow_array(w, held->job_name, held->n, cap, sizeof(char *));
+		held->share_of = grow_array(w, held->share_of, held->n, cap, sizeof(int));
+		reader->cap = cap;
+	}
+	j = &reader->running[held->n];
+	j->environment = environment;
+	j->job_id = DatumGetInt64(v[0]);
+	j->share = -1;				/* attach_running, once the shares are known */
+	j->instance_type = intern_type(w, TextDatumGetCString(v[5]));
+	j->instance_count = null[6] ? 1 : DatumGetInt32(v[6]);
+	j->priority = null[7] ? 0 : DatumGetInt32(v[7]);
+	j->started_at = null[8] ? 0 : (FsTime) DatumGetTimestampTz(v[8]);
+	j->stopping = !null[9] && DatumGetBool(v[9]);
+	j->stopping_for = null[10] ? 0 : DatumGetInt64(v[10]);
+	time_limit = null[11] ? 0 : TupleDescAttr(desc, 11)->atttypid == INT8OID ?
+		DatumGetInt64(v[11]) : DatumGetInt32(v[11]);
+	if (max_occupancy(time_limit) > 0)
+		j->ends_by = j->started_at + max_occupancy(time_limit);
+	if (fairshare_checkpoint_interval_s > 0 && !null[12] && DatumGetBool(v[12]))
+	{
+		j->checkpoint_interval = FS_SECONDS(fairshare_checkpoint_interval_s);
+		j->checkpoint_from = null[13] ? 0 : (FsTime) DatumGetTimestampTz(v[13]);
+	}
+	held->job_name[held->n] = datum_text(v[1], null[1], w->cxt);
+	held->queue[held->n] = datum_text(v[2], null[2], w->cxt);
+	held->share[held->n] = datum_text(v[3], null[3], w->cxt);
+	held->identifier[held->n] = datum_text(v[14], null[14], w->cxt);
+	held->share_of[held->n] = -1;
+	held->n++;
+}
+
+/*
+ * The jobs that hold capacity, as the executor makes their rows (100,000 at
+ * most): not formed into SPI_tuptable and deformed again.
+ */
 static void
 read_running(PassWorld *w, HeldJobs *held)
 {
-	FsRunningJob *running;
-	TupleDesc	desc;
-	Datum		v[RUNNING_COLUMNS];
-	bool		null[RUNNING_COLUMNS];
-	bool		limit_is_int8;
-	int			n;
+	RunningReader reader = {.w = w, .held = held};
 
-	fairshare_run_statement(&running_stmt, NULL, NULL);
-	desc = SPI_tuptable->tupdesc;
-	if (desc->natts != RUNNING_COLUMNS)
-		elog(ERROR, "the running jobs' query returned %d columns", desc->natts);
-	limit_is_int8 = SPI_gettypeid(desc, 12) == INT8OID;
-	n = (int) SPI_processed;
-	running = alloc_array(w, n, sizeof(FsRunningJob));
-	held->queue = alloc_array(w, n, sizeof(char *));
-	held->share = alloc_array(w, n, sizeof(char *));
-	held->identifier = alloc_array(w, n, sizeof(char *));
-	held->job_name = alloc_array(w, n, sizeof(char *));
-	held->share_of = alloc_array(w, n, sizeof(int));
-	held->n = 0;
-	for (int r = 0; r < n; r++)
+	memset(held, 0, sizeof(*held));
+	fairshare_each_row(&running_stmt, NULL, NULL, read_running_row, &reader);
+	if (reader.cap == 0)
 	{
-		FsRunningJob *j = &running[held->n];
-		int64		time_limit;
-
-		fairshare_progress();
-		/* deformed once, not column by column: 100,000 rows at most */
-		heap_deform_tuple(SPI_tuptable->vals[r], desc, v, null);
-		if (null[4] || null[5])
-			continue;			/* cannot happen: placed jobs pin their environment */
-		j->environment = environment_index(w, TextDatumGetCString(v[4]));
-		if (j->environment < 0)
-			continue;
-		j->job_id = DatumGetInt64(v[0]);
-		j->share = -1;			/* attach_running, once the shares are known */
-		j->instance_type = intern_type(w, TextDatumGetCString(v[5]));
-		j->instance_count = null[6] ? 1 : DatumGetInt32(v[6]);
-		j->priority = null[7] ? 0 : DatumGetInt32(v[7]);
-		j->started_at = null[8] ? 0 : (FsTime) DatumGetTimestampTz(v[8]);
-		j->stopping = !null[9] && DatumGetBool(v[9]);
-		j->stopping_for = null[10] ? 0 : DatumGetInt64(v[10]);
-		time_limit = null[11] ? 0 : limit_is_int8 ? DatumGetInt64(v[11]) : DatumGetInt32(v[11]);
-		if (max_occupancy(time_limit) > 0)
-			j->ends_by = j->started_at + max_occupancy(time_limit);
-		if (fairshare_checkpoint_interval_s > 0 && !null[12] && DatumGetBool(v[12]))
-		{
-			j->checkpoint_interval = FS_SECONDS(fairshare_checkpoint_interval_s);
-			j->checkpoint_from = null[13] ? 0 : (FsTime) DatumGetTimestampTz(v[13]);
-		}
-		held->job_name[held->n] = datum_text(v[1], null[1], w->cxt);
-		held->queue[held->n] = datum_text(v[2], null[2], w->cxt);
-		held->share[held->n] = datum_text(v[3], null[3], w->cxt);
-		held->identifier[held->n] = datum_text(v[14], null[14], w->cxt);
-		held->share_of[held->n] = -1;
-		held->n++;
+		/* none: the arrays are still there, empty */
+		reader.running = alloc_array(w, 0, sizeof(FsRunningJob));
+		held->queue = alloc_array(w, 0, sizeof(char *));
+		held->share = alloc_array(w, 0, sizeof(char *));
+		held->identifier = alloc_array(w, 0, sizeof(char *));
+		held->job_name = alloc_array(w, 0, sizeof(char *));
+		held->share_of = alloc_array(w, 0, sizeof(int));
 	}
-	w->input.running = running;
+	w->input.running = reader.running;
 	w->input.n_running = held->n;
 }
 
