@@ -228,11 +228,13 @@ typedef struct FsPass
 	/*
 	 * Scratch of the victim search under way, [n_running] each, allocated
 	 * at the first one: the candidates, the over-limit ratio of each
-	 * candidate's share, the victims chosen (preemption.c).
+	 * candidate's share, the victims chosen; and [n_shares + 1], the
+	 * candidates' runs of one share each (preemption.c).
 	 */
 	int		   *search_pool;
 	double	   *search_ratio;
 	int		   *search_chosen;
+	struct FsPoolRun *search_runs;
 
 	FsResult   *result;
 	int			max_decisions;

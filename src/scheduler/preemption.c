@@ -65,6 +65,17 @@ typedef struct FsVictimSearch
 	int			n_chosen;
 } FsVictimSearch;
 
+/*
+ * The candidates of one share in a search's pool, pool[start..end), and
+ * the highest over-limit ratio among them (find_victims).
+ */
+typedef struct FsPoolRun
+{
+	int			start;
+	int			end;
+	double		top;
+} FsPoolRun;
+
 static bool reduces(const FsVictimSearch *s, int r, int need);
 
 static const FsRunningJob *
@@ -374,19 +385,32 @@ search_scratch(FsPass *pass)
 	pass->search_pool = fs_arena_alloc(&pass->arena, sizeof(int) * n);
 	pass->search_ratio = fs_arena_alloc(&pass->arena, sizeof(double) * n);
 	pass->search_chosen = fs_arena_alloc(&pass->arena, sizeof(int) * n);
+	pass->search_runs = fs_arena_alloc(&pass->arena, sizeof(FsPoolRun) * ((size_t) pass->in->n_shares + 1));
+}
+
+/* A candidate of the pool counts towards the needs it reduces. */
+static void
+count_coverable(const FsVictimSearch *s, int r, int64_t coverable[N_NEEDS])
+{
+	unsigned	mask = reduces_mask(s, r);
+
+	for (int i = 0; i < N_NEEDS; i++)
+		if (mask & (1u << i))
+			coverable[i] += run_of(s, r)->instance_count;
 }
 
 /*
  * The jobs a reclaim may take: running jobs of the queue's other shares
  * that are above their limit, into pass->search_pool, with their share's
- * share_over_limit() in pass->search_ratio.  Found share by share among
- * the shares that may be above their limit (fs_quota_shares_over), so a
- * search costs those shares and their jobs, not every share and running
- * job of the queue; a share's jobs are next to each other in the pool.
- * The victims chosen do not depend on the order.
+ * share_over_limit() in pass->search_ratio, and what they could cover of
+ * each need into coverable.  Found share by share among the shares that
+ * may be above their limit (fs_quota_shares_over), so a search costs those
+ * shares and their jobs, not every share and running job of the queue; a
+ * share's jobs are next to each other in the pool, one run of
+ * pass->search_runs each.  The victims chosen do not depend on the order.
  */
 static int
-reclaim_pool(FsVictimSearch *s)
+reclaim_pool(FsVictimSearch *s, int64_t coverable[N_NEEDS], int *n_runs)
 {
 	FsPass	   *pass = s->pass;
 	int		   *pool = pass->search_pool;
@@ -395,16 +419,20 @@ reclaim_pool(FsVictimSearch *s)
 	int			n_over,
 				n = 0;
 
+	*n_runs = 0;
 	over = fs_quota_shares_over(pass, s->queue, &n_over);
 	for (int k = 0; k < n_over; k++)
 	{
 		const FsShareState *vs = &pass->shares[over[k]];
+		FsPoolRun  *run_of_share = &pass->search_runs[*n_runs];
 		bool		rated = false;
 		int			type = 0;
 		double		r = 0.0;
 
 		if (over[k] == s->share)
 			continue;
+		run_of_share->start = n;
+		run_of_share->top = 0.0;
 		for (int j = 0; j < vs->n_running; j++)
 		{
 			int			run = vs->running[j];
@@ -422,15 +450,24 @@ reclaim_pool(FsVictimSearch *s)
 			{
 				pool[n] = run;
 				ratio[n++] = r;
+				count_coverable(s, run, coverable);
+				if (r > run_of_share->top)
+					run_of_share->top = r;
 			}
 		}
+		run_of_share->end = n;
+		if (n > run_of_share->start)
+			(*n_runs)++;
 	}
 	return n;
 }
 
-/* The jobs an in-share search may take: the share's own lower-priority jobs. */
+/*
+ * The jobs an in-share search may take: the share's own lower-priority
+ * jobs, one run of the pool (shares are not compared).
+ */
 static int
-in_share_pool(FsVictimSearch *s)
+in_share_pool(FsVictimSearch *s, int64_t coverable[N_NEEDS], int *n_runs)
 {
 	const FsShareState *ss = &s->pass->shares[s->share];
 	int			n = 0;
@@ -439,25 +476,96 @@ in_share_pool(FsVictimSearch *s)
 		if (candidate(s, ss->running[j]))
 		{
 			s->pass->search_pool[n] = ss->running[j];
-			s->pass->search_ratio[n++] = 0.0;	/* shares are not compared */
+			s->pass->search_ratio[n++] = 0.0;
+			count_coverable(s, ss->running[j], coverable);
 		}
+	s->pass->search_runs[0] = (FsPoolRun) {.start = 0, .end = n, .top = 0.0};
+	*n_runs = n > 0 ? 1 : 0;
 	return n;
 }
 
 /*
  * After a victim of share was taken: the over-limit ratio of the pool's
- * jobs of that share, next to pool[at].
+ * jobs of that share (its run), and the run's highest.
  */
 static void
-rerate_share(FsVictimSearch *s, const int *pool, double *ratio, int n_pool, int at)
+rerate_share(FsVictimSearch *s, const int *pool, double *ratio, FsPoolRun *run)
 {
-	int			share = run_of(s, pool[at])->share;
-	int			k = at;
+	int			share = run_of(s, pool[run->start])->share;
 
-	while (k > 0 && run_of(s, pool[k - 1])->share == share)
-		k--;
-	for (; k < n_pool && run_of(s, pool[k])->share == share; k++)
+	run->top = 0.0;
+	for (int k = run->start; k < run->end; k++)
+	{
 		ratio[k] = share_over_limit(s->pass, share, run_of(s, pool[k])->instance_type);
+		if (ratio[k] > run->top)
+			run->top = ratio[k];
+	}
+}
+
+/* The first in victim order of best and the eligible candidates of run. */
+static int
+best_of_run(const FsVictimSearch *s, const int *pool, const double *ratio,
+			const FsPoolRun *run, unsigned short_of, int best)
+{
+	for (int k = run->start; k < run->end; k++)
+	{
+		int			r = pool[k];
+
+		if (s->pass->run_stopping[r] || !(reduces_mask(s, r) & short_of))
+			continue;
+		if (s->reason == FS_PREEMPT_RECLAIM && ratio[k] <= 1.0)
+			continue;			/* its share is (now) at or under its limit */
+		if (best < 0 || victim_order(s, r, pool[best], ratio[k], ratio[best]) < 0)
+			best = k;
+	}
+	return best;
+}
+
+/*
+ * The next victim: the first eligible candidate in victim_order(), as an
+ * index into the pool, or -1.  Rule 2 of the order (the share most over its
+ * limit first) lets most runs go unread: the run with the highest ratio is
+ * read first, and then a run whose highest ratio is below the best so far
+ * cannot hold a job before it, unless the best is young (rule 1 comes
+ * first).  Every other run is read, so the choice is the one a walk of the
+ * whole pool makes: the order is total.  *in_run: the best's run.
+ */
+static int
+next_victim(const FsVictimSearch *s, const int *pool, const double *ratio,
+			const FsPoolRun *runs, int n_runs, int *in_run)
+{
+	unsigned	short_of = short_mask(s);
+	int			first = 0;
+	int			best = -1;
+
+	if (n_runs == 0)
+		return -1;
+	for (int b = 1; b < n_runs; b++)
+		if (runs[b].top > runs[first].top)
+			first = b;
+	for (int i = -1; i < n_runs; i++)
+	{
+		int			b = i < 0 ? first : i;
+		int			was = best;
+
+		if (i == first)
+			continue;
+		if (best >= 0 && runs[b].top < ratio[best] && !young(s, pool[best]))
+			continue;
+		best = best_of_run(s, pool, ratio, &runs[b], short_of, best);
+		if (best != was)
+			*in_run = b;
+	}
+#ifdef FS_VICTIM_SEARCH_CHECK
+	/* test/core's checked build: a walk of the whole pool chooses the same */
+	{
+		FsPoolRun	all = {.start = 0, .end = runs[n_runs - 1].end};
+
+		if (best_of_run(s, pool, ratio, &all, short_of, -1) != best)
+			__builtin_trap();
+	}
+#endif
+	return best;
 }
 
 /*
@@ -466,7 +574,7 @@ rerate_share(FsVictimSearch *s, const int *pool, double *ratio, int n_pool, int 
  * of shares above their limit: the search never takes another, and a share
  * only comes down as it gives jobs up.  Of the candidates only those
  * chosen here become stopping while it runs, and only their share's ratio
- * changes (rerate_share), so a choice is one walk of the pool.
+ * changes (rerate_share).
  */
 static bool
 find_victims(FsVictimSearch *s)
@@ -474,25 +582,22 @@ find_victims(FsVictimSearch *s)
 	FsPass	   *pass = s->pass;
 	const int  *pool;
 	double	   *ratio;
+	FsPoolRun  *runs;
 	int64_t		coverable[N_NEEDS] = {0, 0, 0, 0};
 	int			n_pool;
+	int			n_runs;
 	int			i,
 				k;
 
 	search_scratch(pass);
 	pool = pass->search_pool;
 	ratio = pass->search_ratio;
-	n_pool = s->reason == FS_PREEMPT_RECLAIM ? reclaim_pool(s) : in_share_pool(s);
+	runs = pass->search_runs;
+	n_pool = s->reason == FS_PREEMPT_RECLAIM ? reclaim_pool(s, coverable, &n_runs) :
+		in_share_pool(s, coverable, &n_runs);
+	(void) n_pool;
 
-	/* cheap test first: can the candidates cover the need at all? */
-	for (k = 0; k < n_pool; k++)
-	{
-		unsigned	mask = reduces_mask(s, pool[k]);
-
-		for (i = 0; i < N_NEEDS; i++)
-			if (mask & (1u << i))
-				coverable[i] += run_of(s, pool[k])->instance_count;
-	}
+	/* can the candidates cover the need at all? */
 	for (i = 0; i < N_NEEDS; i++)
 		if (s->need[i] > coverable[i])
 			return false;
@@ -501,20 +606,9 @@ find_victims(FsVictimSearch *s)
 	s->n_chosen = 0;
 	while (short_of_room(s))
 	{
-		int			best = -1;
-		unsigned	short_of = short_mask(s);
+		int			in_run = -1;
+		int			best = next_victim(s, pool, ratio, runs, n_runs, &in_run);
 
-		for (k = 0; k < n_pool; k++)
-		{
-			int			r = pool[k];
-
-			if (pass->run_stopping[r] || !(reduces_mask(s, r) & short_of))
-				continue;
-			if (s->reason == FS_PREEMPT_RECLAIM && ratio[k] <= 1.0)
-				continue;		/* its share is (now) at or under its limit */
-			if (best < 0 || victim_order(s, r, pool[best], ratio[k], ratio[best]) < 0)
-				best = k;
-		}
 		if (best < 0)
 		{
 			while (s->n_chosen > 0)
@@ -524,7 +618,7 @@ find_victims(FsVictimSearch *s)
 		take(s, pool[best], false);
 		s->chosen[s->n_chosen++] = pool[best];
 		if (s->reason == FS_PREEMPT_RECLAIM)
-			rerate_share(s, pool, ratio, n_pool, best);
+			rerate_share(s, pool, ratio, &runs[in_run]);
 	}
 
 	/* take only what the job needs: drop, last chosen first, what is not needed */

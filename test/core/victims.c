@@ -60,9 +60,15 @@ borrower(VictimWorld *w, int count, int priority, FsTime age, FsTime every, FsTi
 }
 
 static bool
+preempted_in(Sim *sim, int job)
+{
+	return sim_decision(sim, FS_DECISION_PREEMPT, sim->jobs[job].id) != NULL;
+}
+
+static bool
 preempted(VictimWorld *w, int job)
 {
-	return sim_decision(&w->sim, FS_DECISION_PREEMPT, w->sim.jobs[job].id) != NULL;
+	return preempted_in(&w->sim, job);
 }
 
 static void
@@ -508,11 +514,76 @@ test_young_victim_reason(void)
 	sim_free(&w.sim);
 }
 
+/*
+ * A reclaim from several shares above their limit: the search reads first
+ * the candidates of the share most over its limit, and the others only
+ * while they could hold a job before the best so far (preemption.c,
+ * next_victim).  Two cases where the victim is not in that first share:
+ * another share as far over its limit whose job has a lower priority, and
+ * a first share whose jobs are all young.
+ */
+static void
+test_victims_across_shares(void)
+{
+	for (int young_first = 0; young_first < 2; young_first++)
+	{
+		Sim			sim;
+		int			t,
+					env,
+					q,
+					owner,
+					b,
+					c,
+					d;
+		int			b_jobs[3],
+					c_jobs[2],
+					n_b;
+
+		sim_init(&sim);
+		t = sim_type(&sim, "ml.p4d.24xlarge");
+		env = sim_env(&sim, "P4Env");
+		sim_env_limit(&sim, env, t, 100);
+		q = sim_queue(&sim, "quota", 1, FS_POLICY_QUOTA_SHARE);
+		sim_queue_env(&sim, q, env);
+		b = sim_share(&sim, q, "B");	/* before C: its run is read first */
+		c = sim_share(&sim, q, "C");
+		d = sim_share(&sim, q, "D");
+		owner = sim_share(&sim, q, "Owner");
+		sim_share_limit(&sim, b, t, 10);
+		sim_share_limit(&sim, c, t, 10);
+		sim_share_limit(&sim, d, t, 40);
+		sim_share_limit(&sim, owner, t, 40);
+		sim.shares[owner].strategy = FS_STRATEGY_LEND;
+		/* B: 20 of 10 (as far over as C), priority 5; or 30 of 10, all young */
+		n_b = young_first ? 3 : 2;
+		for (int i = 0; i < n_b; i++)
+		{
+			b_jobs[i] = sim_run(&sim, b, env, t, 10, young_first ? 0 : 5);
+			sim.jobs[b_jobs[i]].started_at = sim.now - MINUTES(young_first ? 1 : 100 + i);
+		}
+		for (int i = 0; i < 2; i++)
+		{
+			/* C: 20 of 10, priority 1 */
+			c_jobs[i] = sim_run(&sim, c, env, t, 10, 1);
+			sim.jobs[c_jobs[i]].started_at = sim.now - MINUTES(200 + i);
+		}
+		/* D fills the rest, less over its limit */
+		sim.jobs[sim_run(&sim, d, env, t, young_first ? 50 : 60, 0)].started_at = sim.now - MINUTES(300);
+		sim_submit(&sim, owner, 10, 0, t);
+		sim_pass(&sim);
+		CHECK(preempted_in(&sim, c_jobs[0]) != preempted_in(&sim, c_jobs[1]));
+		for (int i = 0; i < n_b; i++)
+			CHECK(!preempted_in(&sim, b_jobs[i]));
+		sim_free(&sim);
+	}
+}
+
 const TestCase victim_tests[] = {
 	{"lost_work_helper", test_lost_work_helper},
 	{"victims_least_lost_first", test_victims_least_lost_first},
 	{"victims_lost_per_needed_instance", test_victims_lost_per_needed_instance},
 	{"victims_rules_before_lost_work", test_victims_rules_before_lost_work},
+	{"victims_across_shares", test_victims_across_shares},
 	{"victims_exhaustive", test_victims_exhaustive},
 	{"in_share_victims_least_lost", test_in_share_victims_least_lost},
 	{"young_victim_reason", test_young_victim_reason},
