@@ -65,21 +65,30 @@ fairshare_open_statement(FairshareStatement *st, Datum *values, const char *null
 	return portal;
 }
 
-/* A DestReceiver that hands each row to a FairshareRowFn. */
+/*
+ * A DestReceiver that hands each row to a FairshareRowFn, in a memory
+ * context reset after every row: what the callback keeps, it copies into
+ * its own.
+ */
 typedef struct RowReceiver
 {
 	DestReceiver pub;
 	FairshareRowFn fn;
 	void	   *arg;
+	MemoryContext row_cxt;
 } RowReceiver;
 
 static bool
 row_receive(TupleTableSlot *slot, DestReceiver *self)
 {
 	RowReceiver *receiver = (RowReceiver *) self;
+	MemoryContext old;
 
 	slot_getallattrs(slot);
+	old = MemoryContextSwitchTo(receiver->row_cxt);
 	receiver->fn(receiver->arg, slot->tts_tupleDescriptor, slot->tts_values, slot->tts_isnull);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(receiver->row_cxt);
 	return true;
 }
 
@@ -105,6 +114,7 @@ fairshare_each_row(FairshareStatement *st, Datum *values, const char *nulls,
 			.rShutdown = row_nothing, .rDestroy = row_nothing, .mydest = DestNone},
 		.fn = fn,
 		.arg = arg,
+		.row_cxt = AllocSetContextCreate(CurrentMemoryContext, "fairshare row", ALLOCSET_SMALL_SIZES),
 	};
 	SPIExecuteOptions options = {
 		.params = params,
@@ -122,6 +132,7 @@ fairshare_each_row(FairshareStatement *st, Datum *values, const char *nulls,
 		params->params[i].pflags = PARAM_FLAG_CONST;
 	}
 	ret = SPI_execute_plan_extended(plan, &options);
+	MemoryContextDelete(receiver.row_cxt);
 	if (ret < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),

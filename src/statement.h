@@ -64,7 +64,9 @@ extern Portal fairshare_open_statement(FairshareStatement *st, Datum *values, co
 /*
  * The same for a SELECT whose rows are only read once, in order: each row
  * goes to fn as the executor makes it (values and nulls indexed from 0,
- * valid only during the call: copy what is kept), and is never formed into
+ * valid only during the call, as is what fn allocates in the current
+ * memory context, which is reset after each row: copy what is kept into a
+ * context of its own), and is never formed into
  * SPI_tuptable.  For the tens of thousands of rows a scheduling pass reads,
  * forming and deforming them again was a tenth of the pass.  Returns the
  * number of rows.
