@@ -127,6 +127,8 @@ typedef struct DecisionBatch
 	Datum	   *a;
 	Datum	   *b;
 	Datum	   *c;
+	Datum	   *d;
+	Datum	   *e;
 } DecisionBatch;
 
 static void
@@ -137,6 +139,8 @@ batch_init(DecisionBatch *batch, int capacity)
 	batch->a = palloc(sizeof(Datum) * Max(capacity, 1));
 	batch->b = palloc(sizeof(Datum) * Max(capacity, 1));
 	batch->c = palloc(sizeof(Datum) * Max(capacity, 1));
+	batch->d = palloc(sizeof(Datum) * Max(capacity, 1));
+	batch->e = palloc(sizeof(Datum) * Max(capacity, 1));
 }
 
 /*
@@ -247,26 +251,132 @@ decision_touches_busy(const BusyJobs *busy, const FsDecision *d)
 		 (d->kind == FS_DECISION_PREEMPT && d->for_job_id > 0 && is_busy(busy, d->for_job_id)));
 }
 
+/*
+ * Nominations, new and dropped, and the reasons of misconfigured jobs: in
+ * one statement each too.  A quota burst nominates every job it reclaims
+ * for, and one statement per nomination (each with the jobs' statement
+ * triggers) was two fifths of such a pass.  They are written before the
+ * placements, as they were when each was written at once: a placement
+ * clears the nomination of the job it places (src/tables/transition.c).
+ */
 static FairshareStatement nominate_stmt = {
-	.what = "write a nomination",
-	.sql = "UPDATE fairshare.jobs SET nomination_kind = $2, nominated_environment = $3, "
-		"nominated_instance_type = $4, nominated_at = $5, status_reason = $6 "
-		"WHERE job_id = $1 AND status = 'RUNNABLE'",
-	.argtypes = {INT8OID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID},
+	.what = "write nominations",
+	.sql = "UPDATE fairshare.jobs j SET nomination_kind = d.kind, nominated_environment = d.env, "
+		"nominated_instance_type = d.type, nominated_at = d.at, status_reason = d.reason "
+		"FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[]) "
+		"AS d(id, kind, env, type, at, reason) "
+		"WHERE j.job_id = d.id AND j.status = 'RUNNABLE'",
+	.argtypes = {INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TIMESTAMPTZARRAYOID, TEXTARRAYOID},
 };
 static FairshareStatement drop_nomination_stmt = {
-	.what = "drop a nomination",
-	.sql = "UPDATE fairshare.jobs SET nomination_kind = NULL, nominated_environment = NULL, "
+	.what = "drop nominations",
+	.sql = "UPDATE fairshare.jobs j SET nomination_kind = NULL, nominated_environment = NULL, "
 		"nominated_instance_type = NULL, nominated_at = NULL "
-		"WHERE job_id = $1 AND status = 'RUNNABLE'",
-	.argtypes = {INT8OID},
+		"FROM unnest($1::bigint[]) AS d(id) "
+		"WHERE j.job_id = d.id AND j.status = 'RUNNABLE'",
+	.argtypes = {INT8ARRAYOID},
 };
 static FairshareStatement misconfigured_stmt = {
-	.what = "write why a job is misconfigured",
-	.sql = "UPDATE fairshare.jobs SET status_reason = $2 WHERE job_id = $1 "
-		"AND status = 'RUNNABLE' AND status_reason IS DISTINCT FROM $2",
-	.argtypes = {INT8OID, TEXTOID},
+	.what = "write why jobs are misconfigured",
+	.sql = "UPDATE fairshare.jobs j SET status_reason = d.reason "
+		"FROM unnest($1::bigint[], $2::text[]) AS d(id, reason) "
+		"WHERE j.job_id = d.id AND j.status = 'RUNNABLE' AND j.status_reason IS DISTINCT FROM d.reason",
+	.argtypes = {INT8ARRAYOID, TEXTARRAYOID},
 };
+
+/* A nomination change's job and its place among the round's changes. */
+typedef struct ChangeOrder
+{
+	int64		job_id;
+	int			position;
+} ChangeOrder;
+
+static int
+change_order_cmp(const void *a, const void *b)
+{
+	const ChangeOrder *x = a;
+	const ChangeOrder *y = b;
+
+	if (x->job_id != y->job_id)
+		return x->job_id < y->job_id ? -1 : 1;
+	return (x->position > y->position) - (x->position < y->position);
+}
+
+/*
+ * Write the nomination changes of a round: changes holds them in the order
+ * they were decided, drop[i] for a dropped one.  A job's last change is
+ * the one that stands (a nomination dropped at the start of the pass and
+ * made again later), so only that one is written.
+ */
+static void
+write_nominations(const DecisionBatch *changes, const bool *drop)
+{
+	DecisionBatch made;
+	DecisionBatch dropped;
+	ChangeOrder *order;
+
+	if (changes->n == 0)
+		return;
+	batch_init(&made, changes->n);
+	batch_init(&dropped, changes->n);
+	order = palloc(sizeof(ChangeOrder) * changes->n);
+	for (int i = 0; i < changes->n; i++)
+	{
+		order[i].job_id = DatumGetInt64(changes->ids[i]);
+		order[i].position = i;
+	}
+	qsort(order, changes->n, sizeof(ChangeOrder), change_order_cmp);
+	for (int k = 0; k < changes->n; k++)
+	{
+		int			i = order[k].position;
+
+		if (k + 1 < changes->n && order[k + 1].job_id == order[k].job_id)
+			continue;			/* the job changes again later */
+		if (drop[i])
+			dropped.ids[dropped.n++] = changes->ids[i];
+		else
+		{
+			made.ids[made.n] = changes->ids[i];
+			made.a[made.n] = changes->a[i];
+			made.b[made.n] = changes->b[i];
+			made.c[made.n] = changes->c[i];
+			made.d[made.n] = changes->d[i];
+			made.e[made.n] = changes->e[i];
+			made.n++;
+		}
+	}
+	if (dropped.n > 0)
+	{
+		Datum		v[1] = {fairshare_int8_array(dropped.ids, dropped.n)};
+
+		fairshare_run_statement(&drop_nomination_stmt, v, NULL);
+	}
+	if (made.n > 0)
+	{
+		Datum		v[6];
+
+		v[0] = fairshare_int8_array(made.ids, made.n);
+		v[1] = fairshare_text_array(made.a, made.n);
+		v[2] = fairshare_text_array(made.b, made.n);
+		v[3] = fairshare_text_array(made.c, made.n);
+		v[4] = PointerGetDatum(construct_array(made.d, made.n, TIMESTAMPTZOID, sizeof(TimestampTz),
+											   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		v[5] = fairshare_text_array(made.e, made.n);
+		fairshare_run_statement(&nominate_stmt, v, NULL);
+	}
+}
+
+static void
+write_misconfigured(DecisionBatch *misconfigured)
+{
+	Datum		v[2];
+
+	if (misconfigured->n == 0)
+		return;
+	v[0] = fairshare_int8_array(misconfigured->ids, misconfigured->n);
+	v[1] = fairshare_text_array(misconfigured->a, misconfigured->n);
+	fairshare_run_statement(&misconfigured_stmt, v, NULL);
+}
 
 /*
  * Emit schedule()'s row for every PLACE and PREEMPT decision and, unless
@@ -285,15 +395,19 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 	bool		left_out = false;
 	DecisionBatch places;
 	DecisionBatch preempts;
+	DecisionBatch nominations;
+	DecisionBatch misconfigured;
+	bool	   *drop = palloc(sizeof(bool) * Max(r->n_decisions, 1));
 
 	if (*place_budget >= 0 && has_preemption(r))
 		*place_budget = -1;
 	batch_init(&places, r->n_decisions);
 	batch_init(&preempts, r->n_decisions);
+	batch_init(&nominations, r->n_decisions);
+	batch_init(&misconfigured, r->n_decisions);
 	for (int i = 0; i < r->n_decisions; i++)
 	{
 		const FsDecision *d = &r->decisions[i];
-		Datum		v[6];
 		const char *env = d->environment >= 0 ? w->input.environments[d->environment].name : NULL;
 		const char *type = d->instance_type >= 0 ? w->input.instance_type_names[d->instance_type] : NULL;
 		char	   *reason;
@@ -353,29 +467,30 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 			case FS_DECISION_NOMINATE:
 				if (!dry_run)
 				{
-					v[0] = Int64GetDatum(d->job_id);
-					v[1] = CStringGetTextDatum(d->nomination_kind == FS_NOMINATION_PREEMPTION ?
-											   "PREEMPTION" : "STARVATION");
-					v[2] = CStringGetTextDatum(env);
-					v[3] = CStringGetTextDatum(type);
-					v[4] = TimestampTzGetDatum((TimestampTz) d->nominated_since);
-					v[5] = CStringGetTextDatum(fairshare_decision_text(w, d));
-					fairshare_run_statement(&nominate_stmt, v, NULL);
+					int			k = nominations.n++;
+
+					drop[k] = false;
+					nominations.ids[k] = Int64GetDatum(d->job_id);
+					nominations.a[k] = CStringGetTextDatum(d->nomination_kind == FS_NOMINATION_PREEMPTION ?
+														   "PREEMPTION" : "STARVATION");
+					nominations.b[k] = CStringGetTextDatum(env);
+					nominations.c[k] = CStringGetTextDatum(type);
+					nominations.d[k] = TimestampTzGetDatum((TimestampTz) d->nominated_since);
+					nominations.e[k] = CStringGetTextDatum(fairshare_decision_text(w, d));
 				}
 				break;
 			case FS_DECISION_DROP_NOMINATION:
 				if (!dry_run)
 				{
-					v[0] = Int64GetDatum(d->job_id);
-					fairshare_run_statement(&drop_nomination_stmt, v, NULL);
+					drop[nominations.n] = true;
+					nominations.ids[nominations.n++] = Int64GetDatum(d->job_id);
 				}
 				break;
 			case FS_DECISION_MISCONFIGURED:
 				if (!dry_run)
 				{
-					v[0] = Int64GetDatum(d->job_id);
-					v[1] = CStringGetTextDatum(fairshare_decision_text(w, d));
-					fairshare_run_statement(&misconfigured_stmt, v, NULL);
+					misconfigured.ids[misconfigured.n] = Int64GetDatum(d->job_id);
+					misconfigured.a[misconfigured.n++] = CStringGetTextDatum(fairshare_decision_text(w, d));
 				}
 				break;
 			case FS_DECISION_KEEP_NOMINATION:
@@ -383,7 +498,11 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 		}
 	}
 	if (!dry_run)
+	{
+		write_nominations(&nominations, drop);
+		write_misconfigured(&misconfigured);
 		write_placements(&places, &preempts);
+	}
 	return left_out;
 }
 
