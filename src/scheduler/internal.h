@@ -140,6 +140,14 @@ typedef struct FsShareState
 	bool		listed_over;	/* in its queue's over list (fs_quota_shares_over) */
 
 	/*
+	 * Victim candidates: instances of its running jobs that are not
+	 * stopping and started before now, [environment position in its queue
+	 * x (instance type, or n_instance_types for none)]; NULL until a
+	 * reclaim search asks (preemption.c), then kept as victims are taken.
+	 */
+	int64_t    *candidate_instances;
+
+	/*
 	 * Victim searches that failed: [environment position in its queue x
 	 * instance type], the smallest instance count no victims could make room
 	 * for (0: none failed).  Within one step candidates only dwindle and room

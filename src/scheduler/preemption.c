@@ -71,7 +71,8 @@ typedef struct FsVictimSearch
  */
 typedef struct FsPoolRun
 {
-	int			start;
+	int			share;
+	int			start;			/* start = end = -1: not read yet */
 	int			end;
 	double		top;
 } FsPoolRun;
@@ -341,6 +342,65 @@ candidate(const FsVictimSearch *s, int r)
 	return run->share == s->share && run->priority < s->priority;
 }
 
+/* A queue's position of an environment, or -1. */
+static int
+environment_position(const FsPass *pass, int queue, int env)
+{
+	const FsQueue *q = &pass->in->queues[queue];
+
+	for (int e = 0; e < q->n_environments; e++)
+		if (q->environments[e] == env)
+			return e;
+	return -1;
+}
+
+/* The slot of share's candidate_instances for a running job, or NULL. */
+static int64_t *
+candidate_slot(const FsPass *pass, int share, const FsRunningJob *run)
+{
+	const FsShareState *ss = &pass->shares[share];
+	int			n_types = pass->in->n_instance_types;
+	int			e;
+	int			t;
+
+	if (ss->candidate_instances == NULL)
+		return NULL;
+	e = environment_position(pass, pass->in->shares[share].queue, run->environment);
+	if (e < 0)
+		return NULL;
+	t = run->instance_type >= 0 && run->instance_type < n_types ? run->instance_type : n_types;
+	return &ss->candidate_instances[e * (n_types + 1) + t];
+}
+
+/*
+ * The share's candidate_instances, counted at the first reclaim search of
+ * the pass that looks at the share and kept by take() after that.
+ */
+static const int64_t *
+candidate_instances(FsPass *pass, int share)
+{
+	FsShareState *ss = &pass->shares[share];
+	const FsQueue *q = &pass->in->queues[pass->in->shares[share].queue];
+
+	if (ss->candidate_instances == NULL)
+	{
+		ss->candidate_instances = fs_arena_alloc(&pass->arena, sizeof(int64_t) * (size_t) q->n_environments *
+												 ((size_t) pass->in->n_instance_types + 1));
+		for (int j = 0; j < ss->n_running; j++)
+		{
+			const FsRunningJob *run = &pass->in->running[ss->running[j]];
+			int64_t    *slot;
+
+			if (pass->run_stopping[ss->running[j]] || run->started_at >= pass->in->now)
+				continue;
+			slot = candidate_slot(pass, share, run);
+			if (slot != NULL)
+				*slot += run->instance_count;
+		}
+	}
+	return ss->candidate_instances;
+}
+
 /* Stop (or un-stop, while searching) a candidate: it leaves its share's holdings. */
 static void
 take(FsVictimSearch *s, int r, bool undo)
@@ -348,12 +408,15 @@ take(FsVictimSearch *s, int r, bool undo)
 	const FsRunningJob *run = run_of(s, r);
 	int64_t		c = undo ? -run->instance_count : run->instance_count;
 	int64_t		reserve_shrunk = s->pass->reserve_shrunk;
+	int64_t    *slot = candidate_slot(s->pass, run->share, run);
 	int			i;
 
 	for (i = 0; i < N_NEEDS; i++)
 		if (reduces(s, r, i))
 			s->need[i] -= c;
 	s->pass->run_stopping[r] = !undo;
+	if (slot != NULL)
+		*slot -= c;				/* a candidate no more (or again) */
 	fs_quota_add(s->pass, run->share, run->instance_type, -c, c, 0);
 
 	/*
@@ -400,66 +463,90 @@ count_coverable(const FsVictimSearch *s, int r, int64_t coverable[N_NEEDS])
 }
 
 /*
- * The jobs a reclaim may take: running jobs of the queue's other shares
- * that are above their limit, into pass->search_pool, with their share's
- * share_over_limit() in pass->search_ratio, and what they could cover of
- * each need into coverable.  Found share by share among the shares that
- * may be above their limit (fs_quota_shares_over), so a search costs those
- * shares and their jobs, not every share and running job of the queue; a
- * share's jobs are next to each other in the pool, one run of
- * pass->search_runs each.  The victims chosen do not depend on the order.
+ * The shares a reclaim may take from: the queue's other shares above their
+ * limit (fs_quota_shares_over), one run of pass->search_runs each, with
+ * the highest over-limit ratio (share_over_limit()) of a type it has
+ * candidates of, and what its candidates could cover of each need into
+ * coverable -- all from the shares' candidate_instances, so a search costs
+ * the shares above their limit, not their running jobs.  A run's jobs are
+ * read into the pool only when the search comes to it (read_run).
  */
-static int
-reclaim_pool(FsVictimSearch *s, int64_t coverable[N_NEEDS], int *n_runs)
+static void
+reclaim_runs(FsVictimSearch *s, int64_t coverable[N_NEEDS], int *n_runs)
 {
 	FsPass	   *pass = s->pass;
-	int		   *pool = pass->search_pool;
-	double	   *ratio = pass->search_ratio;
+	int			n_types = pass->in->n_instance_types;
+	int			e = environment_position(pass, s->queue, s->env);
 	const int  *over;
-	int			n_over,
-				n = 0;
+	int			n_over;
 
 	*n_runs = 0;
+	if (e < 0)
+		return;
 	over = fs_quota_shares_over(pass, s->queue, &n_over);
 	for (int k = 0; k < n_over; k++)
 	{
-		const FsShareState *vs = &pass->shares[over[k]];
-		FsPoolRun  *run_of_share = &pass->search_runs[*n_runs];
-		bool		rated = false;
-		int			type = 0;
-		double		r = 0.0;
+		const int64_t *counts;
+		double		top = 0.0;
 
 		if (over[k] == s->share)
 			continue;
-		run_of_share->start = n;
-		run_of_share->top = 0.0;
-		for (int j = 0; j < vs->n_running; j++)
+		counts = candidate_instances(pass, over[k]) + e * (n_types + 1);
+		for (int t = 0; t <= n_types; t++)
 		{
-			int			run = vs->running[j];
+			double		r;
 
-			if (!candidate(s, run))
+			if (counts[t] <= 0)
 				continue;
-			/* a share's ratio differs only by instance type */
-			if (!rated || run_of(s, run)->instance_type != type)
-			{
-				rated = true;
-				type = run_of(s, run)->instance_type;
-				r = share_over_limit(pass, over[k], type);
-			}
-			if (r > 1.0)
-			{
-				pool[n] = run;
-				ratio[n++] = r;
-				count_coverable(s, run, coverable);
-				if (r > run_of_share->top)
-					run_of_share->top = r;
-			}
+			r = share_over_limit(pass, over[k], t < n_types ? t : -1);
+			if (r <= 1.0)
+				continue;
+			coverable[NEED_ENV_NUM] += counts[t];
+			if (t == s->type)
+				coverable[NEED_ENV_TYPE] += counts[t];
+			if (r > top)
+				top = r;
 		}
-		run_of_share->end = n;
-		if (n > run_of_share->start)
-			(*n_runs)++;
+		if (top > 1.0)
+			pass->search_runs[(*n_runs)++] = (FsPoolRun) {.share = over[k], .start = -1, .end = -1, .top = top};
 	}
-	return n;
+}
+
+/*
+ * Read a run's share's candidates into the pool, after *n_pool, with their
+ * share's over-limit ratio (only those above 1: the search never takes
+ * another, and a share only comes down as it gives jobs up).
+ */
+static void
+read_run(FsVictimSearch *s, FsPoolRun *run, int *n_pool)
+{
+	FsPass	   *pass = s->pass;
+	const FsShareState *vs = &pass->shares[run->share];
+	bool		rated = false;
+	int			type = 0;
+	double		r = 0.0;
+
+	run->start = *n_pool;
+	for (int j = 0; j < vs->n_running; j++)
+	{
+		int			job = vs->running[j];
+
+		if (!candidate(s, job))
+			continue;
+		/* a share's ratio differs only by instance type */
+		if (!rated || run_of(s, job)->instance_type != type)
+		{
+			rated = true;
+			type = run_of(s, job)->instance_type;
+			r = share_over_limit(pass, run->share, type);
+		}
+		if (r > 1.0)
+		{
+			pass->search_pool[*n_pool] = job;
+			pass->search_ratio[(*n_pool)++] = r;
+		}
+	}
+	run->end = *n_pool;
 }
 
 /*
@@ -479,7 +566,7 @@ in_share_pool(FsVictimSearch *s, int64_t coverable[N_NEEDS], int *n_runs)
 			s->pass->search_ratio[n++] = 0.0;
 			count_coverable(s, ss->running[j], coverable);
 		}
-	s->pass->search_runs[0] = (FsPoolRun) {.start = 0, .end = n, .top = 0.0};
+	s->pass->search_runs[0] = (FsPoolRun) {.share = s->share, .start = 0, .end = n, .top = 0.0};
 	*n_runs = n > 0 ? 1 : 0;
 	return n;
 }
@@ -521,19 +608,58 @@ best_of_run(const FsVictimSearch *s, const int *pool, const double *ratio,
 	return best;
 }
 
+#ifdef FS_VICTIM_SEARCH_CHECK
+/*
+ * test/core's checked build: the first eligible candidate in victim order
+ * among every candidate of the search, found by a walk of them all.
+ */
+static int
+walk_all_candidates(const FsVictimSearch *s, unsigned short_of)
+{
+	const FsPass *pass = s->pass;
+	int			best = -1;
+	double		best_ratio = 0.0;
+
+	for (int r = 0; r < pass->in->n_running; r++)
+	{
+		const FsRunningJob *run = run_of(s, r);
+		double		ratio = 0.0;
+
+		if (!candidate(s, r) || pass->run_stopping[r] || !(reduces_mask(s, r) & short_of))
+			continue;
+		if (s->reason == FS_PREEMPT_RECLAIM)
+		{
+			if (pass->in->shares[run->share].queue != s->queue || !pass->shares[run->share].listed_over)
+				continue;
+			ratio = share_over_limit(pass, run->share, run->instance_type);
+			if (ratio <= 1.0)
+				continue;
+		}
+		if (best < 0 || victim_order(s, r, best, ratio, best_ratio) < 0)
+		{
+			best = r;
+			best_ratio = ratio;
+		}
+	}
+	return best;
+}
+#endif
+
 /*
  * The next victim: the first eligible candidate in victim_order(), as an
  * index into the pool, or -1.  Rule 2 of the order (the share most over its
  * limit first) lets most runs go unread: the run with the highest ratio is
  * read first, and then a run whose highest ratio is below the best so far
  * cannot hold a job before it, unless the best is young (rule 1 comes
- * first).  Every other run is read, so the choice is the one a walk of the
- * whole pool makes: the order is total.  *in_run: the best's run.
+ * first).  Every other run is read (into the pool, at its first reading),
+ * so the choice is the one a walk of all the candidates makes: the order
+ * is total.  *in_run: the best's run.
  */
 static int
-next_victim(const FsVictimSearch *s, const int *pool, const double *ratio,
-			const FsPoolRun *runs, int n_runs, int *in_run)
+next_victim(FsVictimSearch *s, FsPoolRun *runs, int n_runs, int *n_pool, int *in_run)
 {
+	const int  *pool = s->pass->search_pool;
+	const double *ratio = s->pass->search_ratio;
 	unsigned	short_of = short_mask(s);
 	int			first = 0;
 	int			best = -1;
@@ -552,18 +678,15 @@ next_victim(const FsVictimSearch *s, const int *pool, const double *ratio,
 			continue;
 		if (best >= 0 && runs[b].top < ratio[best] && !young(s, pool[best]))
 			continue;
+		if (runs[b].start < 0)
+			read_run(s, &runs[b], n_pool);
 		best = best_of_run(s, pool, ratio, &runs[b], short_of, best);
 		if (best != was)
 			*in_run = b;
 	}
 #ifdef FS_VICTIM_SEARCH_CHECK
-	/* test/core's checked build: a walk of the whole pool chooses the same */
-	{
-		FsPoolRun	all = {.start = 0, .end = runs[n_runs - 1].end};
-
-		if (best_of_run(s, pool, ratio, &all, short_of, -1) != best)
-			__builtin_trap();
-	}
+	if ((best < 0 ? -1 : pool[best]) != walk_all_candidates(s, short_of))
+		__builtin_trap();
 #endif
 	return best;
 }
@@ -593,9 +716,31 @@ find_victims(FsVictimSearch *s)
 	pool = pass->search_pool;
 	ratio = pass->search_ratio;
 	runs = pass->search_runs;
-	n_pool = s->reason == FS_PREEMPT_RECLAIM ? reclaim_pool(s, coverable, &n_runs) :
-		in_share_pool(s, coverable, &n_runs);
-	(void) n_pool;
+	if (s->reason == FS_PREEMPT_RECLAIM)
+	{
+		n_pool = 0;
+		reclaim_runs(s, coverable, &n_runs);
+#ifdef FS_VICTIM_SEARCH_CHECK
+		/* test/core's checked build: the counts are what the candidates hold */
+		{
+			int64_t		walked[N_NEEDS] = {0, 0, 0, 0};
+
+			for (int r = 0; r < pass->in->n_running; r++)
+			{
+				const FsRunningJob *run = run_of(s, r);
+
+				if (candidate(s, r) && pass->shares[run->share].listed_over &&
+					pass->in->shares[run->share].queue == s->queue &&
+					share_over_limit(pass, run->share, run->instance_type) > 1.0)
+					count_coverable(s, r, walked);
+			}
+			if (memcmp(walked, coverable, sizeof(walked)) != 0)
+				__builtin_trap();
+		}
+#endif
+	}
+	else
+		n_pool = in_share_pool(s, coverable, &n_runs);
 
 	/* can the candidates cover the need at all? */
 	for (i = 0; i < N_NEEDS; i++)
@@ -607,7 +752,7 @@ find_victims(FsVictimSearch *s)
 	while (short_of_room(s))
 	{
 		int			in_run = -1;
-		int			best = next_victim(s, pool, ratio, runs, n_runs, &in_run);
+		int			best = next_victim(s, runs, n_runs, &n_pool, &in_run);
 
 		if (best < 0)
 		{
