@@ -288,6 +288,18 @@ short_of_room(const FsVictimSearch *s)
 	return false;
 }
 
+/* The position of an environment among its queue's, or -1. */
+static int
+environment_position(const FsPass *pass, int queue, int env)
+{
+	const FsQueue *q = &pass->in->queues[queue];
+
+	for (int e = 0; e < q->n_environments; e++)
+		if (q->environments[e] == env)
+			return e;
+	return -1;
+}
+
 /*
  * The slot of the share's failed-search memo for (env, type), or NULL.  The
  * memo is cleared by fs_forget_failed_searches() when a step begins.
@@ -297,14 +309,9 @@ failed_search_slot(FsPass *pass, int share, int env, int type)
 {
 	FsShareState *ss = &pass->shares[share];
 	const FsQueue *q = &pass->in->queues[pass->in->shares[share].queue];
-	int			e;
+	int			e = environment_position(pass, pass->in->shares[share].queue, env);
 
-	if (type < 0 || type >= pass->in->n_instance_types)
-		return NULL;
-	for (e = 0; e < q->n_environments; e++)
-		if (q->environments[e] == env)
-			break;
-	if (e == q->n_environments)
+	if (type < 0 || type >= pass->in->n_instance_types || e < 0)
 		return NULL;
 	if (ss->search_failed == NULL)
 		ss->search_failed = fs_arena_alloc(&pass->arena, sizeof(int) * (size_t) q->n_environments *
@@ -340,18 +347,6 @@ candidate(const FsVictimSearch *s, int r)
 	if (s->reason == FS_PREEMPT_RECLAIM)
 		return run->share != s->share && run->environment == s->env;
 	return run->share == s->share && run->priority < s->priority;
-}
-
-/* A queue's position of an environment, or -1. */
-static int
-environment_position(const FsPass *pass, int queue, int env)
-{
-	const FsQueue *q = &pass->in->queues[queue];
-
-	for (int e = 0; e < q->n_environments; e++)
-		if (q->environments[e] == env)
-			return e;
-	return -1;
 }
 
 /* The slot of share's candidate_instances for a running job, or NULL. */
