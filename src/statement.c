@@ -52,19 +52,6 @@ fairshare_run_statement(FairshareStatement *st, Datum *values, const char *nulls
 	return SPI_processed;
 }
 
-Portal
-fairshare_open_statement(FairshareStatement *st, Datum *values, const char *nulls)
-{
-	Portal		portal = SPI_cursor_open(NULL, statement_plan(st), values, nulls, st->read_only);
-
-	if (portal == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("fairshare could not %s: %s", st->what, SPI_result_code_string(SPI_result)),
-				 errdetail_internal("Statement: %s", st->sql)));
-	return portal;
-}
-
 /*
  * A DestReceiver that hands each row to a FairshareRowFn, in a memory
  * context reset after every row: what the callback keeps, it copies into

@@ -55,28 +55,20 @@ typedef struct FairshareStatement
 extern uint64 fairshare_run_statement(FairshareStatement *st, Datum *values, const char *nulls);
 
 /*
- * The same, as a cursor (a SELECT), for rows too many to hold at once:
- * read them with SPI_cursor_fetch, SPI_freetuptable each batch, and
- * SPI_cursor_close it.
- */
-extern Portal fairshare_open_statement(FairshareStatement *st, Datum *values, const char *nulls);
-
-/*
- * The same for a SELECT whose rows are only read once, in order: each row
- * goes to fn as the executor makes it (values and nulls indexed from 0,
- * valid only during the call, as is what fn allocates in the current
- * memory context, which is reset after each row: copy what is kept into a
- * context of its own), and is never formed into
- * SPI_tuptable.  For the tens of thousands of rows a scheduling pass reads,
- * forming and deforming them again was a tenth of the pass.  Returns the
- * number of rows.
+ * Run a SELECT whose rows are read once, in order: each row goes to fn as
+ * the executor makes it and is never formed into SPI_tuptable.  Its values
+ * and nulls (indexed from 0) are valid only during the call, as is what fn
+ * allocates in the current memory context, which is reset after each row:
+ * copy what is kept into a context of its own.  For the tens of thousands
+ * of rows a scheduling pass reads, forming and deforming them again was a
+ * tenth of the pass.  Returns the number of rows.
  */
 typedef void (*FairshareRowFn) (void *arg, TupleDesc desc, Datum *values, bool *nulls);
 extern uint64 fairshare_each_row(FairshareStatement *st, Datum *values, const char *nulls,
 								 FairshareRowFn fn, void *arg);
 
 /*
- * The same, as role: the user id is switched to it for the run, as a
+ * fairshare_run_statement() as role: the user id is switched to it for the run, as a
  * security-restricted operation (the SQL can neither SET ROLE back nor
  * leave session state such as a temporary table behind), and restored
  * afterwards, on an error too.  The plan is prepared as the caller, before
