@@ -38,17 +38,22 @@ statement_plan(FairshareStatement *st)
 	return plan;
 }
 
-uint64
-fairshare_run_statement(FairshareStatement *st, Datum *values, const char *nulls)
+/* An SPI failure (ret < 0) is an error naming what the statement was for. */
+static void
+check_statement_result(const FairshareStatement *st, int ret)
 {
-	int			ret = SPI_execute_plan(statement_plan(st), values, nulls,
-									   st->read_only, st->max_rows);
-
 	if (ret < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("fairshare could not %s: %s", st->what, SPI_result_code_string(ret)),
 				 errdetail_internal("Statement: %s", st->sql)));
+}
+
+uint64
+fairshare_run_statement(FairshareStatement *st, Datum *values, const char *nulls)
+{
+	check_statement_result(st, SPI_execute_plan(statement_plan(st), values, nulls,
+												st->read_only, st->max_rows));
 	return SPI_processed;
 }
 
@@ -120,11 +125,7 @@ fairshare_each_row(FairshareStatement *st, Datum *values, const char *nulls,
 	}
 	ret = SPI_execute_plan_extended(plan, &options);
 	MemoryContextDelete(receiver.row_cxt);
-	if (ret < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("fairshare could not %s: %s", st->what, SPI_result_code_string(ret)),
-				 errdetail_internal("Statement: %s", st->sql)));
+	check_statement_result(st, ret);
 	return SPI_processed;
 }
 
