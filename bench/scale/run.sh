@@ -178,7 +178,7 @@ head_sql() {
 						WHEN jsonb_typeof($limit) = 'number' AND (j.request #>> '{StoppingCondition,MaxRuntimeInSeconds}')::numeric >= 1
 						THEN least(floor((j.request #>> '{StoppingCondition,MaxRuntimeInSeconds}')::numeric), 100000000)::bigint END,
 						j.attempt_duration_seconds)
-			 FROM fairshare.jobs j WHERE j.status = 'RUNNABLE' AND j.job_queue = s.q AND j.$column = s.id
+			 FROM fairshare.jobs j WHERE j.status = 'RUNNABLE' AND j.job_queue = s.q AND j.$column = s.id AND j.nomination_kind IS NULL
 			ORDER BY j.scheduling_priority DESC, j.runnable_at, j.job_id LIMIT s.n + 1) j"
 }
 

@@ -159,7 +159,11 @@ static FairshareStatement usage_stmt = {
 /*
  * The head of each share, n + 1 rows (the extra one says "there is more"),
  * with the share's index in the pass (the last column), so that its rows
- * need no lookup by name.  Rows come in no order SQL promises;
+ * need no lookup by name.  Nominated jobs are not part of a head: they are
+ * all read anyway (nominated_stmt), and counted in the head they hid the
+ * jobs behind them -- a share whose first 512 jobs reclaimed room, all
+ * nominated while their victims stopped, had no other job loaded, and its
+ * 513th could not reclaim until those victims had stopped.  Rows come in no order SQL promises;
  * load_runnable sorts and trims them (they usually come share by share in
  * the arrays' order, each share's in its order, which it checks).  A fair
  * share and a quota share order their jobs the same way; only the column
@@ -169,7 +173,7 @@ static FairshareStatement usage_stmt = {
 		"SELECT s.q, s.id, " RUNNABLE_COLUMNS ", s.share" \
 		" FROM unnest($1::text[], $2::text[], $3::int[], $4::int[]) AS s(q, id, n, share)," \
 		" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q" \
-		"          AND " share_column " = s.id" \
+		"          AND " share_column " = s.id AND nomination_kind IS NULL" \
 		"          ORDER BY scheduling_priority DESC, runnable_at, job_id LIMIT s.n + 1) j"
 
 static FairshareStatement fifo_heads_stmt = {
@@ -177,7 +181,7 @@ static FairshareStatement fifo_heads_stmt = {
 	.sql = "SELECT s.q, NULL::text, " RUNNABLE_COLUMNS ", s.share"
 		" FROM unnest($1::text[], $2::int[], $3::int[]) AS s(q, n, share),"
 		" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q"
-		"          AND share_identifier IS NULL AND quota_share IS NULL"
+		"          AND share_identifier IS NULL AND quota_share IS NULL AND nomination_kind IS NULL"
 		"          ORDER BY runnable_at, job_id LIMIT s.n + 1) j",
 	.argtypes = {TEXTARRAYOID, INT4ARRAYOID, INT4ARRAYOID},
 };
@@ -1027,16 +1031,19 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 	collect_runnable(w, &list, false, &nominated_stmt, NULL);
 	order_runnable(w, &list, n_heads);
 	/*
-	 * Each share keeps its first `limit' jobs, plus its nominated ones
-	 * wherever they stand; an extra row beyond that says it has more.
+	 * Each share keeps its first `limit' jobs that are not nominated, and
+	 * its nominated ones wherever they stand; an extra row beyond that
+	 * says it has more.
 	 */
 	kept = 0;
 	for (int i = 0, in_share = 0; i < list.n; i++)
 	{
 		int			s = list.jobs[i].share;
+		bool		nominated = list.jobs[i].job.nomination.kind != FS_NOMINATION_NONE;
 
-		in_share = (i > 0 && list.jobs[i - 1].share == s) ? in_share + 1 : 0;
-		if (in_share >= limit[s] && list.jobs[i].job.nomination.kind == FS_NOMINATION_NONE)
+		if (i == 0 || list.jobs[i - 1].share != s)
+			in_share = 0;
+		if (!nominated && in_share++ >= limit[s])
 		{
 			more[s] = true;
 			continue;

@@ -666,37 +666,53 @@ store_usage(const PassWorld *w, const FsResult *r)
 }
 
 /*
- * Did a share place every job that was loaded for it while it has more?
- * Then the next jobs of that share may fit too, and the pass runs again on
- * fresh state.  The next round loads deeper every share that placed
- * anything and has more (added to *deeper, kept across rounds): when heads
- * are cut short (PASS_LOAD_MAX, many shares), the shares that place are the
- * ones whose heads run out next, and deepening only the one that stopped
- * the pass moved a burst over 10,000 shares by a few jobs a round.  (The
- * core asks for more whenever a share with more jobs placed anything;
- * going deeper than the loaded head only for back-fill is not worth a
- * reload each pass: back-fill looks PASS_PREFIX jobs deep into each share,
- * as Slurm's bf_max_job_part does.)
+ * Did a share place or nominate every job that was loaded for it while it
+ * has more?  Then the next jobs of that share may fit or reclaim too, and
+ * the pass runs again on fresh state.  (Nominated: a reclaim burst places
+ * nothing until its victims stop, and without the next round a share's
+ * jobs beyond its head reclaimed only at a later pass.)  The next round
+ * loads deeper every share that placed or nominated anything and has more
+ * (added to *deeper, kept across rounds): when heads are cut short
+ * (PASS_LOAD_MAX, many shares), the shares that place are the ones whose
+ * heads run out next, and deepening only the one that stopped the pass
+ * moved a burst over 10,000 shares by a few jobs a round.  (Going deeper
+ * than the loaded head only for back-fill is not worth a reload each pass:
+ * back-fill looks PASS_PREFIX jobs deep into each share, as Slurm's
+ * bf_max_job_part does.)
  */
 static bool
 fairshare_prefix_used_up(const PassWorld *w, const FsResult *r, HTAB **deeper)
 {
-	int		   *placed = palloc0(sizeof(int) * Max(w->input.n_shares, 1));
+	int		   *taken = palloc0(sizeof(int) * Max(w->input.n_shares, 1));
+	int		   *taken_now = palloc0(sizeof(int) * Max(w->input.n_shares, 1));
 	bool	   *placing = palloc0(sizeof(bool) * Max(w->input.n_shares, 1));
 	bool		used_up = false;
 
+	/* each loaded job is placed, nominated, or keeps its nomination at most once */
 	for (int i = 0; i < r->n_decisions; i++)
-		if (r->decisions[i].kind == FS_DECISION_PLACE && r->decisions[i].share >= 0)
-			placed[r->decisions[i].share]++;
+	{
+		const FsDecision *d = &r->decisions[i];
+
+		if (d->share < 0)
+			continue;
+		if (d->kind == FS_DECISION_PLACE || d->kind == FS_DECISION_NOMINATE)
+		{
+			taken[d->share]++;
+			taken_now[d->share]++;
+		}
+		else if (d->kind == FS_DECISION_KEEP_NOMINATION)
+			taken[d->share]++;
+	}
 	for (int s = 0; s < w->input.n_shares; s++)
 	{
-		placing[s] = w->input.shares[s].more_runnable && placed[s] > 0;
-		if (placing[s] && placed[s] >= w->input.shares[s].n_runnable)
+		placing[s] = w->input.shares[s].more_runnable && taken_now[s] > 0;
+		if (placing[s] && taken[s] >= w->input.shares[s].n_runnable)
 			used_up = true;
 	}
 	if (used_up)
 		*deeper = fairshare_deeper_shares(*deeper, w, placing);
-	pfree(placed);
+	pfree(taken);
+	pfree(taken_now);
 	pfree(placing);
 	return used_up;
 }
@@ -800,7 +816,7 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 			left_work = true;
 		if (!dry_run)
 			store_usage(world, result);
-		again = !dry_run && result->more_jobs_needed && result->stats.placed > 0 &&
+		again = !dry_run && (result->stats.placed > 0 || result->stats.nominated > 0) &&
 			fairshare_prefix_used_up(world, result, &deeper);
 		fairshare_world_free(world);
 		/* stopped by the budget or the rounds with jobs it could place: say so */

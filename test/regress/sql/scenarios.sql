@@ -484,5 +484,36 @@ RESET fairshare.checkpoint_on_stop;
 RESET fairshare.reclaim_wait;
 RESET fairshare.preemption_min_runtime;
 
+-------------------------------------------------------------------------------
+-- A reclaim deeper than a share's head: a pass loads the first 64 waiting
+-- jobs of each share, and its nominated jobs besides.  Borrower holds 100
+-- instances in jobs of one; Owner's 80 jobs of one reclaim all 80 in one
+-- call (a round loads deeper once every loaded job is nominated), and the
+-- next call, with those 80 nominated, has nothing left to reclaim for.
+-------------------------------------------------------------------------------
+SET client_min_messages = warning;
+SET session_replication_role = replica;
+TRUNCATE fairshare.jobs CASCADE;
+RESET session_replication_role;
+RESET client_min_messages;
+SET fairshare.preemption_min_runtime = 0;
+INSERT INTO fairshare.service_environments (name) VALUES ('deep');
+INSERT INTO fairshare.capacity_limits VALUES ('deep', 'ml.p4d.24xlarge', 100);
+INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES ('deep-queue', 100, 'quota');
+INSERT INTO fairshare.queue_environments VALUES ('deep-queue', 'deep', 1);
+INSERT INTO fairshare.quota_shares (job_queue, name, strategy) VALUES
+	('deep-queue', 'Borrower', 'LEND_AND_BORROW'), ('deep-queue', 'Owner', 'LEND');
+INSERT INTO fairshare.quota_share_limits VALUES
+	('deep-queue', 'Borrower', 'ml.p4d.24xlarge', 0), ('deep-queue', 'Owner', 'ml.p4d.24xlarge', 100);
+SELECT count(pg_temp.submit('deep-queue', 'Borrower', 'deep-b' || i, 1)) AS borrowers FROM generate_series(1, 100) i;
+SELECT count(*) AS placed FROM pg_temp.pass() WHERE action = 'PLACE';
+SELECT pg_temp.all_training();
+SELECT count(pg_temp.submit('deep-queue', 'Owner', 'deep-o' || i, 1)) AS owners FROM generate_series(1, 80) i;
+SELECT action, count(*) FROM fairshare.schedule() GROUP BY 1;
+SELECT nomination_kind, count(*) FROM fairshare.jobs WHERE quota_share = 'Owner' GROUP BY 1;
+SELECT count(*) AS decisions FROM fairshare.schedule();
+RESET fairshare.preemption_min_runtime;
+
+
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
