@@ -414,6 +414,19 @@ COMMENT ON FUNCTION fairshare.schedule(boolean) IS
 REVOKE ALL ON FUNCTION fairshare.schedule(boolean) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare.schedule(boolean) TO fairshare_admin;
 
+-- A bounded pass, as the dispatcher runs them (docs/scheduling.md, 'A pass
+-- as implemented'): for a person taking in a burst by hand in short
+-- transactions, and for the benchmarks.
+CREATE FUNCTION fairshare.schedule(dry_run boolean, max_jobs integer)
+RETURNS TABLE (job_id bigint, action text, service_environment text, instance_type text, reason text)
+AS 'MODULE_PATHNAME', 'fairshare_schedule'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
+COMMENT ON FUNCTION fairshare.schedule(boolean, integer) IS
+	'One scheduling pass that places or preempts at most max_jobs jobs (a preemption''s victims together) and takes in at most max_jobs new ones, as the dispatcher''s passes do; what is left waits for the next pass.';
+REVOKE ALL ON FUNCTION fairshare.schedule(boolean, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairshare.schedule(boolean, integer) TO fairshare_admin;
+
 CREATE FUNCTION fairshare.queue_snapshot(job_queue text, max_jobs integer DEFAULT 100)
 RETURNS TABLE ("position" integer, job_id bigint, job_name text, share text, scheduling_priority integer,
 			   status fairshare.job_status, earliest_time_at_position timestamptz, pending_reason text)

@@ -460,6 +460,20 @@ ALTER POLICY submitter_insert_own ON fairshare.jobs
 	WITH CHECK (submitted_by = current_user AND submitter_oid = fairshare._current_role_oid());
 
 ------------------------------------------------------------------------------
+-- 40_scheduler.sql: a bounded pass, as the dispatcher runs them
+------------------------------------------------------------------------------
+
+CREATE FUNCTION fairshare.schedule(dry_run boolean, max_jobs integer)
+RETURNS TABLE (job_id bigint, action text, service_environment text, instance_type text, reason text)
+AS 'MODULE_PATHNAME', 'fairshare_schedule'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
+COMMENT ON FUNCTION fairshare.schedule(boolean, integer) IS
+	'One scheduling pass that places or preempts at most max_jobs jobs (a preemption''s victims together) and takes in at most max_jobs new ones, as the dispatcher''s passes do; what is left waits for the next pass.';
+REVOKE ALL ON FUNCTION fairshare.schedule(boolean, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairshare.schedule(boolean, integer) TO fairshare_admin;
+
+------------------------------------------------------------------------------
 -- 60_worker.sql: every training job is tagged with the installation
 ------------------------------------------------------------------------------
 

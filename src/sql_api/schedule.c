@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * schedule.c
- *		fairshare.schedule(dry_run): one scheduling pass over every enabled
- *		queue, applied in the caller's transaction.
+ *		fairshare.schedule(dry_run [, max_jobs]): one scheduling pass over
+ *		every enabled queue, applied in the caller's transaction.
  *
  * The pass itself is the pure core (src/scheduler/).  This file only moves
  * new jobs into the queue (fairshare._prepare_pass), loads the world
@@ -67,14 +67,14 @@ static FairshareStatement prepare_pass_stmt = {
 
 /*
  * Take the pass lock and move new jobs into their queues (at most
- * placement_limit of them, when it is above 0); returns whether new jobs
+ * decision_limit of them, when it is above 0); returns whether new jobs
  * were left for the next pass.  With lock_nowait and the lock held
  * elsewhere, does neither and sets *lock_missed.
  */
 static bool
 pass_begin(const FairsharePassOptions *options, bool *lock_missed)
 {
-	Datum		values[1] = {Int32GetDatum(options->placement_limit)};
+	Datum		values[1] = {Int32GetDatum(options->decision_limit)};
 	bool		isnull;
 
 	*lock_missed = false;
@@ -89,7 +89,7 @@ pass_begin(const FairsharePassOptions *options, bool *lock_missed)
 	}
 	else
 		fairshare_run_statement(&lock_pass_stmt, NULL, NULL);
-	if (fairshare_run_statement(&prepare_pass_stmt, values, options->placement_limit > 0 ? NULL : "n") != 1)
+	if (fairshare_run_statement(&prepare_pass_stmt, values, options->decision_limit > 0 ? NULL : "n") != 1)
 		elog(ERROR, "fairshare._prepare_pass() returned %llu rows", (unsigned long long) SPI_processed);
 	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
@@ -190,13 +190,18 @@ write_placements(DecisionBatch *places, DecisionBatch *preempts)
 	}
 }
 
+/*
+ * Does decision i begin a write the budget counts: a placement, or the
+ * first victim of a preemption (its other victims and its nomination
+ * follow it at once: commit() in src/scheduler/preemption.c)?
+ */
 static bool
-has_preemption(const FsResult *r)
+begins_counted_write(const FsResult *r, int i)
 {
-	for (int i = 0; i < r->n_decisions; i++)
-		if (r->decisions[i].kind == FS_DECISION_PREEMPT)
-			return true;
-	return false;
+	const FsDecision *d = &r->decisions[i];
+
+	return d->kind == FS_DECISION_PLACE ||
+		(d->kind == FS_DECISION_PREEMPT && (i == 0 || r->decisions[i - 1].kind != FS_DECISION_PREEMPT));
 }
 
 /*
@@ -379,19 +384,66 @@ write_misconfigured(DecisionBatch *misconfigured)
 }
 
 /*
+ * Leave out of changes (a round's nomination changes, drop[k] for a
+ * dropped one) the drops of jobs that a decision from `cut' on is about:
+ * see handle_decisions.
+ */
+static void
+withhold_drops_cut_short(DecisionBatch *changes, bool *drop, const FsResult *r, int cut)
+{
+	int64	   *later = palloc(sizeof(int64) * 2 * Max(r->n_decisions - cut, 1));
+	int			n_later = 0;
+	int			kept = 0;
+
+	for (int i = cut; i < r->n_decisions; i++)
+	{
+		later[n_later++] = r->decisions[i].job_id;
+		if (r->decisions[i].kind == FS_DECISION_PREEMPT)
+			later[n_later++] = r->decisions[i].for_job_id;
+	}
+	qsort(later, n_later, sizeof(int64), int64_value_cmp);
+	for (int k = 0; k < changes->n; k++)
+	{
+		int64		job_id = DatumGetInt64(changes->ids[k]);
+
+		if (drop[k] && bsearch(&job_id, later, n_later, sizeof(int64), int64_value_cmp) != NULL)
+			continue;
+		changes->ids[kept] = changes->ids[k];
+		changes->a[kept] = changes->a[k];
+		changes->b[kept] = changes->b[k];
+		changes->c[kept] = changes->c[k];
+		changes->d[kept] = changes->d[k];
+		changes->e[kept] = changes->e[k];
+		drop[kept] = drop[k];
+		kept++;
+	}
+	changes->n = kept;
+	pfree(later);
+}
+
+/*
  * Emit schedule()'s row for every PLACE and PREEMPT decision and, unless
  * this is a dry run, write every decision back.
  *
- * *place_budget: how many more jobs this call may place (-1: no limit).
- * PLACE decisions beyond it are left out -- those jobs stay RUNNABLE for
- * the next pass -- unless the pass also preempts: a preemption may have
- * been decided because those placements took the room, so then the pass
- * is written whole.  Returns whether any placement was left out.
+ * *budget: how many more jobs this call may place or preempt (-1: no
+ * limit).  Once it is spent, the pass stops before the next placement or
+ * preemption: that decision and every one after it are left out, for the
+ * next pass to decide again on what this one wrote.  What is written is
+ * so a prefix of the core's decisions, a state the core passed through:
+ * nothing written rests on a decision left out (a preemption is never
+ * written for room that a placement left out would have taken).  A
+ * preemption's victims and its nomination are written together, even
+ * past the budget.  A nomination dropped in the prefix for a job that a
+ * later decision is about (a reclaim that has waited reclaim_wait, say)
+ * stays as it was: the next pass drops it again and goes on from there,
+ * where writing the drop alone would have the job start its wait anew.
+ * Returns whether any decision was left out.
  */
 static bool
 handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const BusyJobs *busy,
-				 Tuplestorestate *out, TupleDesc desc, int *place_budget)
+				 Tuplestorestate *out, TupleDesc desc, int *budget)
 {
+	int			cut = r->n_decisions;	/* the first decision left out */
 	bool		left_out = false;
 	DecisionBatch places;
 	DecisionBatch preempts;
@@ -399,8 +451,6 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 	DecisionBatch misconfigured;
 	bool	   *drop = palloc(sizeof(bool) * Max(r->n_decisions, 1));
 
-	if (*place_budget >= 0 && has_preemption(r))
-		*place_budget = -1;
 	batch_init(&places, r->n_decisions);
 	batch_init(&preempts, r->n_decisions);
 	batch_init(&nominations, r->n_decisions);
@@ -413,6 +463,12 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 		char	   *reason;
 
 		fairshare_progress();
+		if (*budget == 0 && begins_counted_write(r, i))
+		{
+			cut = i;
+			left_out = true;
+			break;
+		}
 		if (decision_touches_busy(busy, d))
 		{
 			/* its row is another transaction's until that commits: next pass */
@@ -420,15 +476,8 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 				left_out = true;
 			continue;
 		}
-		if (d->kind == FS_DECISION_PLACE && *place_budget >= 0)
-		{
-			if (*place_budget == 0)
-			{
-				left_out = true;
-				continue;
-			}
-			(*place_budget)--;
-		}
+		if (*budget > 0 && (d->kind == FS_DECISION_PLACE || d->kind == FS_DECISION_PREEMPT))
+			(*budget)--;
 
 		switch (d->kind)
 		{
@@ -499,6 +548,8 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 	}
 	if (!dry_run)
 	{
+		if (cut < r->n_decisions)
+			withhold_drops_cut_short(&nominations, drop, r, cut);
 		write_nominations(&nominations, drop);
 		write_misconfigured(&misconfigured);
 		write_placements(&places, &preempts);
@@ -727,8 +778,8 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 			   FairsharePassOutcome *outcome)
 {
 	bool		dry_run = options->dry_run;
-	bool		limited = !dry_run && options->placement_limit > 0;
-	int			place_budget = limited ? options->placement_limit : -1;
+	bool		limited = options->decision_limit > 0;
+	int			budget = limited ? options->decision_limit : -1;
 	bool		left_work = false;
 	int			prefix = PASS_PREFIX;
 	BusyJobs	busy = {NULL, 0, 0};
@@ -777,7 +828,7 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 
 	/* A limited call loads enough of each share's head to reach its limit in one round. */
 	if (limited)
-		prefix = Min(Max(PASS_PREFIX, options->placement_limit), PASS_PREFIX_MAX);
+		prefix = Min(Max(PASS_PREFIX, options->decision_limit), PASS_PREFIX_MAX);
 	/*
 	 * Each round after the first loads deeper: `prefix' doubles, the shares
 	 * that placed get all of it (deeper), and every other share at least
@@ -812,7 +863,7 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 			result = fairshare_run_core(world);
 			fairshare_progress();
 		}
-		if (handle_decisions(world, result, dry_run, &busy, out, desc, &place_budget))
+		if (handle_decisions(world, result, dry_run, &busy, out, desc, &budget))
 			left_work = true;
 		if (!dry_run)
 			store_usage(world, result);
@@ -820,9 +871,9 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 			fairshare_prefix_used_up(world, result, &deeper);
 		fairshare_world_free(world);
 		/* stopped by the budget or the rounds with jobs it could place: say so */
-		if (again && (place_budget == 0 || round == MAX_PASS_ROUNDS - 1))
+		if (again && (budget == 0 || round == MAX_PASS_ROUNDS - 1))
 			left_work = true;
-		if (!again || place_budget == 0)
+		if (!again || budget == 0)
 			break;
 	}
 	outcome->left_work = left_work;
@@ -831,7 +882,12 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 	SPI_finish();
 }
 
-/* fairshare.schedule(dry_run): a pass with no limit that waits for the lock. */
+/*
+ * fairshare.schedule(dry_run): a pass with no limit that waits for the lock;
+ * fairshare.schedule(dry_run, max_jobs): one that places or preempts at
+ * most max_jobs jobs and takes in at most max_jobs new ones, as the
+ * dispatcher's passes do (NULL: no limit).
+ */
 Datum
 fairshare_schedule(PG_FUNCTION_ARGS)
 {
@@ -840,6 +896,17 @@ fairshare_schedule(PG_FUNCTION_ARGS)
 	FairsharePassOutcome outcome;
 
 	options.dry_run = PG_ARGISNULL(0) ? false : PG_GETARG_BOOL(0);
+	if (PG_NARGS() > 1 && !PG_ARGISNULL(1))
+	{
+		int32		max_jobs = PG_GETARG_INT32(1);
+
+		if (max_jobs < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("max_jobs must be at least 1, not %d", max_jobs),
+					 errhint("Pass NULL, or call fairshare.schedule(dry_run), for a pass with no limit.")));
+		options.decision_limit = max_jobs;
+	}
 	InitMaterializedSRF(fcinfo, 0);
 	fairshare_pass(&options, rsinfo->setResult, rsinfo->setDesc, &outcome);
 	return (Datum) 0;

@@ -23,19 +23,22 @@
 #define PASS_PREFIX_MAX	4096
 
 /*
- * How a pass runs.  fairshare.schedule() runs with all of them zero: it
- * waits for the pass lock and places everything that fits.
+ * How a pass runs.  fairshare.schedule(dry_run) runs with all of them
+ * zero: it waits for the pass lock and places everything that fits;
+ * schedule(dry_run, max_jobs) sets decision_limit.
  */
 typedef struct FairsharePassOptions
 {
 	bool		dry_run;		/* decide, write nothing, take no lock */
 
 	/*
-	 * The most jobs the pass places, and the most new jobs it takes into
-	 * their queues (0: no limit).  Small passes let the first creates of a
-	 * burst go out after milliseconds, not after one pass over all of it.
+	 * The most jobs the pass places or preempts (a preemption's victims
+	 * are written together, so its last may go past it), and the most new
+	 * jobs it takes into their queues (0: no limit).  Small passes let the
+	 * first creates of a burst go out after milliseconds, not after one
+	 * pass over all of it.
 	 */
-	int			placement_limit;
+	int			decision_limit;
 
 	/*
 	 * Do not wait for the pass lock: when another session holds it (a
@@ -47,9 +50,9 @@ typedef struct FairsharePassOptions
 /* What a pass came to, besides its decisions. */
 typedef struct FairsharePassOutcome
 {
-	bool		left_work;		/* stopped at placement_limit with work left
-								 * (jobs it could have placed, new jobs not
-								 * taken in) */
+	bool		left_work;		/* stopped at decision_limit with work left
+								 * (decisions left for the next pass, new
+								 * jobs not taken in) */
 	bool		lock_missed;	/* lock_nowait, and another session held the
 								 * lock: nothing was done */
 } FairsharePassOutcome;

@@ -143,12 +143,12 @@ fairshare_dispatch_destroy(FairshareDispatch *d)
 }
 
 /*
- * A scheduling pass in its own transaction, placing at most
- * DISPATCH_PASS_PLACEMENTS jobs and never waiting for the pass lock.
- * Returns whether it stopped with work left: jobs it could have placed
- * beyond the limit, or new jobs it did not take in.  Otherwise a pass at
- * once would decide nothing new: what it placed was all that fit, and what
- * changes that (a commit, an outcome) asks for a pass itself.
+ * A scheduling pass in its own transaction, placing or preempting at most
+ * DISPATCH_PASS_DECISIONS jobs and never waiting for the pass lock.
+ * Returns whether it stopped with work left: decisions beyond the limit,
+ * left for the next pass, or new jobs it did not take in.  Otherwise a
+ * pass at once would decide nothing new: what it placed was all that fit,
+ * and what changes that (a commit, an outcome) asks for a pass itself.
  */
 static bool
 run_pass(void)
@@ -157,7 +157,7 @@ run_pass(void)
 	FairsharePassOptions options = {0};
 	FairsharePassOutcome outcome;
 
-	options.placement_limit = DISPATCH_PASS_PLACEMENTS;
+	options.decision_limit = DISPATCH_PASS_DECISIONS;
 	options.lock_nowait = true;
 	fairshare_xact_begin("fairshare dispatcher: scheduling pass");
 	fairshare_pass(&options, NULL, NULL, &outcome);
@@ -226,8 +226,8 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 	d->turn_needed = false;
 
 	/*
-	 * One call of schedule() places at most DISPATCH_PASS_PLACEMENTS jobs;
-	 * when it stopped there with more to place, the next pass comes at once
+	 * One pass places or preempts at most DISPATCH_PASS_DECISIONS jobs;
+	 * when it stopped there with more to decide, the next pass comes at once
 	 * (see fairshare_dispatch_wait), not at the next poll.  The calls this
 	 * one leads to go on during it.
 	 */

@@ -23,13 +23,14 @@
 #define MAX_RESULTS_PER_WAIT 64
 
 /*
- * The most jobs one scheduling pass of the dispatcher places (and the most
- * new jobs it takes into their queues).  A pass costs about 100-150 us per
- * placed job; 512 keeps a pass of a burst near 60-80 ms, so its creates go
- * out soon, while a pass is still long enough that its fixed cost (the
- * world, the work query) stays small per job.
+ * The most jobs one scheduling pass of the dispatcher places or preempts
+ * (and the most new jobs it takes into their queues).  A pass costs about
+ * 70-150 us per job it places or preempts; 512 keeps a pass of a burst
+ * near 60-90 ms, so its creates and stops go out soon, while a pass is
+ * still long enough that its fixed cost (the world, the work query) stays
+ * small per job.
  */
-#define DISPATCH_PASS_PLACEMENTS 512
+#define DISPATCH_PASS_DECISIONS 512
 
 /*
  * Outcomes are written in batches: at most OUTCOME_BATCH_MAX answers, or

@@ -514,6 +514,66 @@ SELECT nomination_kind, count(*) FROM fairshare.jobs WHERE quota_share = 'Owner'
 SELECT count(*) AS decisions FROM fairshare.schedule();
 RESET fairshare.preemption_min_runtime;
 
+-------------------------------------------------------------------------------
+-- A bounded pass, fairshare.schedule(dry_run, max_jobs), as the dispatcher
+-- runs them (docs/scheduling.md, 'A pass as implemented'): it writes the
+-- core's decisions in their order up to max_jobs placed or preempted jobs,
+-- a preemption's victims together, and leaves the rest to the next pass.
+-- Borrower holds all 10 instances in five jobs of 2; Owner's two jobs of 4
+-- have waited their reclaim_wait, nominated.  A pass drops both waited
+-- nominations first and then reclaims for each: cut after the first
+-- reclaim, the second job's drop is not written, so the next pass goes on
+-- with its reclaim rather than starting its wait again.
+-------------------------------------------------------------------------------
+SET client_min_messages = warning;
+SET session_replication_role = replica;
+TRUNCATE fairshare.jobs CASCADE;
+RESET session_replication_role;
+RESET client_min_messages;
+SET fairshare.preemption_min_runtime = 0;
+SET fairshare.reclaim_wait = 3600;
+INSERT INTO fairshare.service_environments (name) VALUES ('bp');
+INSERT INTO fairshare.capacity_limits VALUES ('bp', 'ml.p4d.24xlarge', 10);
+INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES ('bp-queue', 100, 'quota');
+INSERT INTO fairshare.queue_environments VALUES ('bp-queue', 'bp', 1);
+INSERT INTO fairshare.quota_shares (job_queue, name, strategy) VALUES
+	('bp-queue', 'Borrower', 'LEND_AND_BORROW'), ('bp-queue', 'Owner', 'LEND');
+INSERT INTO fairshare.quota_share_limits VALUES
+	('bp-queue', 'Borrower', 'ml.p4d.24xlarge', 0), ('bp-queue', 'Owner', 'ml.p4d.24xlarge', 10);
+SELECT count(pg_temp.submit('bp-queue', 'Borrower', 'bp-b' || i, 2)) AS borrowers FROM generate_series(1, 5) i;
+SELECT count(*) AS placed FROM pg_temp.pass() WHERE action = 'PLACE';
+SELECT pg_temp.all_training();
+SELECT pg_temp.submit('bp-queue', 'Owner', 'bp-o1', 4) > 0 AND pg_temp.submit('bp-queue', 'Owner', 'bp-o2', 4) > 0 AS submitted;
+SELECT job, action FROM pg_temp.pass() ORDER BY job;
+SELECT job_name, nomination_kind FROM fairshare.jobs WHERE job_name LIKE 'bp-o%' ORDER BY job_name;
+SET fairshare.reclaim_wait = 1;
+SELECT pg_sleep(1.1);
+-- max_jobs must be at least 1
+SELECT count(*) FROM fairshare.schedule(false, 0);
+-- a dry run shows the same cut: one reclaim of two victims, of four in all
+SELECT count(*) AS limited, (SELECT count(*) FROM fairshare.schedule(true)) AS whole
+  FROM fairshare.schedule(true, 1);
+-- bp-o1's reclaim: both its victims, past max_jobs 1; bp-o2's is left
+SELECT action, count(*) FROM fairshare.schedule(false, 1) GROUP BY 1;
+SELECT j.job_name AS victim, p.job_name AS preempted_for
+  FROM fairshare.jobs j JOIN fairshare.jobs p ON p.job_id = j.preempted_for
+ WHERE j.stop_kind IS NOT NULL ORDER BY 1;
+-- bp-o2 is still nominated since its wait: its nomination was not dropped
+SELECT job_name, nomination_kind, nominated_at < now() - interval '1 second' AS waited
+  FROM fairshare.jobs WHERE job_name LIKE 'bp-o%' ORDER BY job_name;
+-- the next pass reclaims for bp-o2 at once
+SELECT action, count(*) FROM fairshare.schedule(false, 1) GROUP BY 1;
+SELECT j.job_name AS victim, p.job_name AS preempted_for
+  FROM fairshare.jobs j JOIN fairshare.jobs p ON p.job_id = j.preempted_for
+ WHERE j.stop_kind IS NOT NULL ORDER BY 1;
+-- the victims stop: max_jobs 1 places bp-o1 and leaves bp-o2, still
+-- nominated, to the next pass
+SELECT count(*) AS stopped FROM pg_temp.stops_finish();
+SELECT j.job_name, s.action FROM fairshare.schedule(false, 1) s JOIN fairshare.jobs j USING (job_id);
+SELECT job_name, status, nomination_kind FROM fairshare.jobs WHERE job_name LIKE 'bp-o%' ORDER BY job_name;
+SELECT j.job_name, s.action FROM fairshare.schedule(false, 1) s JOIN fairshare.jobs j USING (job_id);
+RESET fairshare.reclaim_wait;
+RESET fairshare.preemption_min_runtime;
 
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
