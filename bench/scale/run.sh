@@ -10,9 +10,10 @@
 #   - burst: schedule() (a whole pass: take in, load, decide, write,
 #     rounds) on the loaded state, rolled back each time, so every pass
 #     places into the 5% free and (quota shares) reclaims for every share
-#     below its guarantee: thousands of decisions written; and the first
-#     pass the dispatcher makes of it, schedule(false, 512), which writes
-#     the first 512 of them and leaves the rest to the passes after it;
+#     below its guarantee: thousands of decisions written; and the same
+#     burst as the dispatcher takes it in, on a copy: passes of
+#     schedule(false, 512), each committed, until one decides nothing (each
+#     writes the next 512 decisions and leaves the rest to the next pass);
 #   - steady: what a dispatcher's pass meets in production.  On a copy of
 #     the database, passes are committed and their decisions applied as the
 #     dispatcher applies SageMaker's answers (fairshare.apply_status:
@@ -115,6 +116,24 @@ BEGIN
 	END LOOP;
 END
 \$\$;
+-- The dispatcher's passes over a burst: bounded passes, each committed,
+-- until one decides nothing (at most max_passes); a line per pass that
+-- decided something: its milliseconds (the pass and its commit) and the
+-- jobs it placed or preempted.
+CREATE PROCEDURE public.train(max_jobs int, max_passes int, INOUT log text DEFAULT '') LANGUAGE plpgsql AS \$\$
+DECLARE
+	t0 timestamptz;
+	n int;
+BEGIN
+	FOR i IN 1..max_passes LOOP
+		t0 := clock_timestamp();
+		SELECT count(*) INTO n FROM fairshare.schedule(false, max_jobs);
+		COMMIT;
+		EXIT WHEN n = 0;
+		log := log || round((extract(epoch FROM clock_timestamp() - t0) * 1000)::numeric, 1) || ' ' || n || E'\n';
+	END LOOP;
+END
+\$\$;
 -- Commit passes and apply their decisions as the dispatcher applies
 -- SageMaker's answers, until a pass places and preempts at most
 -- quiet jobs (or after max_passes); returns what each pass decided.
@@ -122,19 +141,22 @@ CREATE PROCEDURE public.settle(max_passes int, quiet int, INOUT log text DEFAULT
 DECLARE
 	placed int;
 	preempted int;
+	started int;
+	stopped int;
 BEGIN
 	FOR i IN 1..max_passes LOOP
 		SELECT count(*) FILTER (WHERE action = 'PLACE'), count(*) FILTER (WHERE action = 'PREEMPT')
 		  INTO placed, preempted FROM fairshare.schedule();
 		COMMIT;
 		-- placed: created and training; victims: stopped (back to RUNNABLE)
-		PERFORM fairshare.apply_status(job_id, '{"TrainingJobStatus": "InProgress", "SecondaryStatus": "Training"}')
-		   FROM fairshare.jobs WHERE status IN ('SCHEDULED', 'STARTING') ORDER BY job_id;
-		PERFORM fairshare.apply_status(job_id, '{"TrainingJobStatus": "Stopped", "SecondaryStatus": "Stopped"}')
-		   FROM fairshare.jobs WHERE status = 'RUNNING' AND stop_kind = 'PREEMPT' ORDER BY job_id;
+		SELECT count(fairshare.apply_status(job_id, '{"TrainingJobStatus": "InProgress", "SecondaryStatus": "Training"}'))
+		  INTO started FROM (SELECT job_id FROM fairshare.jobs WHERE status IN ('SCHEDULED', 'STARTING') ORDER BY job_id) j;
+		SELECT count(fairshare.apply_status(job_id, '{"TrainingJobStatus": "Stopped", "SecondaryStatus": "Stopped"}'))
+		  INTO stopped FROM (SELECT job_id FROM fairshare.jobs WHERE status = 'RUNNING' AND stop_kind = 'PREEMPT' ORDER BY job_id) j;
 		COMMIT;
 		log := log || CASE WHEN i > 1 THEN ', ' ELSE '' END || placed || '/' || preempted;
-		EXIT WHEN placed + preempted <= quiet;
+		-- quiet, and nothing left from earlier passes (the dispatcher's) to apply
+		EXIT WHEN placed + preempted <= quiet AND started + stopped = 0;
 	END LOOP;
 END
 \$\$;
@@ -182,7 +204,7 @@ head_sql() {
 						WHEN jsonb_typeof($limit) = 'number' AND (j.request #>> '{StoppingCondition,MaxRuntimeInSeconds}')::numeric >= 1
 						THEN least(floor((j.request #>> '{StoppingCondition,MaxRuntimeInSeconds}')::numeric), 100000000)::bigint END,
 						j.attempt_duration_seconds)
-			 FROM fairshare.jobs j WHERE j.status = 'RUNNABLE' AND j.job_queue = s.q AND j.$column = s.id AND j.nomination_kind IS NULL
+			 FROM fairshare.jobs j WHERE j.status = 'RUNNABLE' AND j.job_queue = s.q AND j.$column = s.id
 			ORDER BY j.scheduling_priority DESC, j.runnable_at, j.job_id LIMIT s.n + 1) j"
 }
 
@@ -207,26 +229,22 @@ for policy in fair quota; do
 		line="$line; load of heads of $n: $ms ms"
 	done
 	echo "$line"
-	# The same burst as the dispatcher takes it in: passes of
-	# schedule(false, 512), each writing the core's decisions up to 512
-	# placed or preempted jobs (a reclaim's victims together) and leaving
-	# the rest to the next.  Timed as the steady passes below: in one
-	# session after WARM such passes, each round on a vacuumed table.
-	times=$({
-		echo "SELECT count(*) FROM public.time_runs('SELECT count(*) FROM fairshare.schedule(false, 512)', $WARM);"
-		for r in $(seq "$ROUNDS"); do
-			echo "VACUUM fairshare.jobs;"
-			echo "SELECT 'bounded', x FROM public.time_runs('SELECT count(*) FROM fairshare.schedule(false, 512)', 1, 0) x;"
-		done
-	} | q -F ' ')
-	bounded[$policy]=$(echo "$times" | awk '$1 == "bounded" {print $2}' | median)
-	decided=$(q -c "BEGIN" -c "SELECT count(*) FILTER (WHERE action = 'PLACE') || ' placed, ' || count(*) FILTER (WHERE action = 'PREEMPT') || ' preempted' FROM fairshare.schedule(false, 512)" -c "ROLLBACK" | grep placed)
-	echo "$POLICY burst, the dispatcher's first pass: schedule(false, 512) ${bounded[$policy]} ms ($decided)"
-
 	# Steady: on a copy, passes committed and their decisions applied.
 	t0=$(date +%s)
 	fs_psql "$work/c" -c "CREATE DATABASE steady TEMPLATE bench STRATEGY FILE_COPY" > /dev/null
 	s() { fs_psql "$work/c" -d steady -At "$@"; }
+	# The burst as the dispatcher takes it in: passes of
+	# schedule(false, 512), each committed, until one decides nothing.  Each
+	# writes the core's decisions up to 512 placed or preempted jobs (a
+	# reclaim's victims together) and leaves the rest to the next, which
+	# the dispatcher runs at once.  After WARM such passes rolled back, in
+	# the same session, on a vacuumed table (as the steady passes below).
+	train=$(s -c "SELECT count(*) FROM public.time_runs('SELECT count(*) FROM fairshare.schedule(false, 512)', $WARM)" \
+		-c "VACUUM fairshare.jobs" -c "CALL public.train(512, 100)" | grep -E '^[0-9.]+ [0-9]+$')
+	train_passes=$(echo "$train" | wc -l)
+	train_decided=$(echo "$train" | awk '{n += $2} END {print n}')
+	bounded[$policy]=$(echo "$train" | awk '{print $1}' | sort -n | tail -1)
+	echo "$POLICY burst as the dispatcher runs it: $train_passes passes of schedule(false, 512), $train_decided jobs placed or preempted; a pass took $(echo "$train" | awk '{print $1}' | median) ms (median), ${bounded[$policy]} ms at most"
 	log=$(s -c "CALL public.settle($SETTLE, 50)")
 	# Vacuumed, as autovacuum keeps a production table; and the copy's
 	# writes flushed, so that the passes are not measured against the

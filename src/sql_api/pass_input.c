@@ -163,7 +163,10 @@ static FairshareStatement usage_stmt = {
  * all read anyway (nominated_stmt), and counted in the head they hid the
  * jobs behind them -- a share whose first 512 jobs reclaimed room, all
  * nominated while their victims stopped, had no other job loaded, and its
- * 513th could not reclaim until those victims had stopped.  Rows come in no order SQL promises;
+ * 513th could not reclaim until those victims had stopped.  So a share's
+ * n is its head plus its nominated jobs, and load_runnable counts only
+ * the others.  (A filter on nomination_kind here made the heads query
+ * 1.5-3 times slower.)  Rows come in no order SQL promises;
  * load_runnable sorts and trims them (they usually come share by share in
  * the arrays' order, each share's in its order, which it checks).  A fair
  * share and a quota share order their jobs the same way; only the column
@@ -173,7 +176,7 @@ static FairshareStatement usage_stmt = {
 		"SELECT s.q, s.id, " RUNNABLE_COLUMNS ", s.share" \
 		" FROM unnest($1::text[], $2::text[], $3::int[], $4::int[]) AS s(q, id, n, share)," \
 		" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q" \
-		"          AND " share_column " = s.id AND nomination_kind IS NULL" \
+		"          AND " share_column " = s.id" \
 		"          ORDER BY scheduling_priority DESC, runnable_at, job_id LIMIT s.n + 1) j"
 
 static FairshareStatement fifo_heads_stmt = {
@@ -181,7 +184,7 @@ static FairshareStatement fifo_heads_stmt = {
 	.sql = "SELECT s.q, NULL::text, " RUNNABLE_COLUMNS ", s.share"
 		" FROM unnest($1::text[], $2::int[], $3::int[]) AS s(q, n, share),"
 		" LATERAL (SELECT * FROM fairshare.jobs WHERE status = 'RUNNABLE' AND job_queue = s.q"
-		"          AND share_identifier IS NULL AND quota_share IS NULL AND nomination_kind IS NULL"
+		"          AND share_identifier IS NULL AND quota_share IS NULL"
 		"          ORDER BY runnable_at, job_id LIMIT s.n + 1) j",
 	.argtypes = {TEXTARRAYOID, INT4ARRAYOID, INT4ARRAYOID},
 };
@@ -941,7 +944,9 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 	int			n_loaded = 0;
 	int		   *limit = palloc(sizeof(int) * Max(n_shares, 1));
 	bool	   *more = palloc0(sizeof(bool) * Max(n_shares, 1));
+	int		   *n_nominated = palloc0(sizeof(int) * Max(n_shares, 1));
 	JobList		list = {0};
+	JobList		nominated = {0};
 	Datum	   *queues[3];
 	Datum	   *names[3];
 	Datum	   *counts[3];
@@ -959,6 +964,15 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 		counts[k] = palloc(sizeof(Datum) * Max(n_shares, 1));
 		indexes[k] = palloc(sizeof(Datum) * Max(n_shares, 1));
 	}
+	/*
+	 * Nominated jobs, wherever they stand, first: each share's heads query
+	 * asks for as many more rows as it has of them.
+	 */
+	collect_runnable(w, &nominated, false, &nominated_stmt, NULL);
+	for (int i = 0; i < nominated.n; i++)
+		if (nominated.jobs[i].job.nomination.kind != FS_NOMINATION_NONE)
+			n_nominated[nominated.jobs[i].share]++;
+
 	/* the head of each share, cut so that the pass loads PASS_LOAD_MAX at most */
 	for (int s = 0; s < n_shares; s++)
 		if (!share_without_room[s])
@@ -987,7 +1001,7 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 		}
 		queues[k][n[k]] = CStringGetTextDatum(q->name);
 		names[k][n[k]] = CStringGetTextDatum(w->input.shares[s].name);
-		counts[k][n[k]] = Int32GetDatum(limit[s]);
+		counts[k][n[k]] = Int32GetDatum(limit[s] + n_nominated[s]);
 		indexes[k][n[k]] = Int32GetDatum(s);
 		n[k]++;
 	}
@@ -996,7 +1010,8 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 		int64		rows = 0;
 
 		for (int s = 0; s < n_shares; s++)
-			rows += limit[s] + 1;
+			rows += limit[s] + 1 + (limit[s] > 0 ? n_nominated[s] : 0);
+		rows += nominated.n;
 		list.cap = (int) Min(rows + 256, (int64) MaxAllocHugeSize / (int64) sizeof(LoadedJob) / 2);
 		list.jobs = MemoryContextAllocHuge(w->cxt, sizeof(LoadedJob) * list.cap);
 	}
@@ -1027,8 +1042,15 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 		collect_runnable(w, &list, true, statements[k], args);
 	}
 	n_heads = list.n;
-	/* Nominated jobs, wherever they stand; then drop duplicates. */
-	collect_runnable(w, &list, false, &nominated_stmt, NULL);
+	/* then the nominated jobs; order_runnable drops those the heads have */
+	if (list.n + nominated.n > list.cap)
+	{
+		list.cap = list.n + nominated.n;
+		list.jobs = repalloc_huge(list.jobs, sizeof(LoadedJob) * list.cap);
+	}
+	if (nominated.n > 0)
+		memcpy(list.jobs + list.n, nominated.jobs, sizeof(LoadedJob) * nominated.n);
+	list.n += nominated.n;
 	order_runnable(w, &list, n_heads);
 	/*
 	 * Each share keeps its first `limit' jobs that are not nominated, and

@@ -205,6 +205,35 @@ begins_counted_write(const FsResult *r, int i)
 }
 
 /*
+ * The first decision a pass with `budget' jobs left to place or preempt
+ * (-1: no limit) leaves out: the next placement or preemption once the
+ * budget is spent (see handle_decisions); r->n_decisions if none.  Its
+ * decisions before that are what the pass locks and writes.  *spent: the
+ * jobs those place or preempt.
+ */
+static int
+decisions_cut(const FsResult *r, int budget, int *spent)
+{
+	int			left = budget;
+
+	*spent = 0;
+	for (int i = 0; i < r->n_decisions; i++)
+	{
+		const FsDecision *d = &r->decisions[i];
+
+		if (budget >= 0 && left == 0 && begins_counted_write(r, i))
+			return i;
+		if (d->kind == FS_DECISION_PLACE || d->kind == FS_DECISION_PREEMPT)
+		{
+			(*spent)++;
+			if (left > 0)
+				left--;
+		}
+	}
+	return r->n_decisions;
+}
+
+/*
  * Jobs of this call that another transaction holds locked, sorted: the
  * pass decides around them (fairshare_world_treat_as_busy) and writes
  * nothing about them.
@@ -425,10 +454,10 @@ withhold_drops_cut_short(DecisionBatch *changes, bool *drop, const FsResult *r, 
  * Emit schedule()'s row for every PLACE and PREEMPT decision and, unless
  * this is a dry run, write every decision back.
  *
- * *budget: how many more jobs this call may place or preempt (-1: no
- * limit).  Once it is spent, the pass stops before the next placement or
- * preemption: that decision and every one after it are left out, for the
- * next pass to decide again on what this one wrote.  What is written is
+ * cut: the first decision left out (decisions_cut).  Once its budget is
+ * spent, a bounded pass stops before the next placement or preemption:
+ * that decision and every one after it are left out, for the next pass to
+ * decide again on what this one wrote.  What is written is
  * so a prefix of the core's decisions, a state the core passed through:
  * nothing written rests on a decision left out (a preemption is never
  * written for room that a placement left out would have taken).  A
@@ -440,11 +469,10 @@ withhold_drops_cut_short(DecisionBatch *changes, bool *drop, const FsResult *r, 
  * Returns whether any decision was left out.
  */
 static bool
-handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const BusyJobs *busy,
-				 Tuplestorestate *out, TupleDesc desc, int *budget)
+handle_decisions(const PassWorld *w, const FsResult *r, int cut, bool dry_run, const BusyJobs *busy,
+				 Tuplestorestate *out, TupleDesc desc)
 {
-	int			cut = r->n_decisions;	/* the first decision left out */
-	bool		left_out = false;
+	bool		left_out = cut < r->n_decisions;
 	DecisionBatch places;
 	DecisionBatch preempts;
 	DecisionBatch nominations;
@@ -455,7 +483,7 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 	batch_init(&preempts, r->n_decisions);
 	batch_init(&nominations, r->n_decisions);
 	batch_init(&misconfigured, r->n_decisions);
-	for (int i = 0; i < r->n_decisions; i++)
+	for (int i = 0; i < cut; i++)
 	{
 		const FsDecision *d = &r->decisions[i];
 		const char *env = d->environment >= 0 ? w->input.environments[d->environment].name : NULL;
@@ -463,12 +491,6 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 		char	   *reason;
 
 		fairshare_progress();
-		if (*budget == 0 && begins_counted_write(r, i))
-		{
-			cut = i;
-			left_out = true;
-			break;
-		}
 		if (decision_touches_busy(busy, d))
 		{
 			/* its row is another transaction's until that commits: next pass */
@@ -476,8 +498,6 @@ handle_decisions(const PassWorld *w, const FsResult *r, bool dry_run, const Busy
 				left_out = true;
 			continue;
 		}
-		if (*budget > 0 && (d->kind == FS_DECISION_PLACE || d->kind == FS_DECISION_PREEMPT))
-			(*budget)--;
 
 		switch (d->kind)
 		{
@@ -589,15 +609,15 @@ static FairshareStatement lock_decided_stmt = {
 };
 
 static bool
-decisions_still_hold(const PassWorld *w, const FsResult *r, BusyJobs *busy)
+decisions_still_hold(const PassWorld *w, const FsResult *r, int cut, BusyJobs *busy)
 {
-	Datum	   *ids = palloc(sizeof(Datum) * (2 * r->n_decisions + 1));
+	Datum	   *ids = palloc(sizeof(Datum) * (2 * cut + 1));
 	int			n = 0;
 	int			distinct = 0;
 	Datum		v[1];
 	bool		hold = true;
 
-	for (int i = 0; i < r->n_decisions; i++)
+	for (int i = 0; i < cut; i++)
 	{
 		ids[n++] = Int64GetDatum(r->decisions[i].job_id);
 		if (r->decisions[i].kind == FS_DECISION_PREEMPT && r->decisions[i].for_job_id > 0)
@@ -734,8 +754,9 @@ store_usage(const PassWorld *w, const FsResult *r)
 static bool
 fairshare_prefix_used_up(const PassWorld *w, const FsResult *r, HTAB **deeper)
 {
-	int		   *taken = palloc0(sizeof(int) * Max(w->input.n_shares, 1));
-	int		   *taken_now = palloc0(sizeof(int) * Max(w->input.n_shares, 1));
+	int		   *placed = palloc0(sizeof(int) * Max(w->input.n_shares, 1));
+	int		   *nominated = palloc0(sizeof(int) * Max(w->input.n_shares, 1));
+	int		   *kept = palloc0(sizeof(int) * Max(w->input.n_shares, 1));
 	bool	   *placing = palloc0(sizeof(bool) * Max(w->input.n_shares, 1));
 	bool		used_up = false;
 
@@ -746,24 +767,34 @@ fairshare_prefix_used_up(const PassWorld *w, const FsResult *r, HTAB **deeper)
 
 		if (d->share < 0)
 			continue;
-		if (d->kind == FS_DECISION_PLACE || d->kind == FS_DECISION_NOMINATE)
-		{
-			taken[d->share]++;
-			taken_now[d->share]++;
-		}
+		if (d->kind == FS_DECISION_PLACE)
+			placed[d->share]++;
+		else if (d->kind == FS_DECISION_NOMINATE)
+			nominated[d->share]++;
 		else if (d->kind == FS_DECISION_KEEP_NOMINATION)
-			taken[d->share]++;
+			kept[d->share]++;
 	}
 	for (int s = 0; s < w->input.n_shares; s++)
 	{
-		placing[s] = w->input.shares[s].more_runnable && taken_now[s] > 0;
-		if (placing[s] && taken[s] >= w->input.shares[s].n_runnable)
+		const FsShare *share = &w->input.shares[s];
+		bool		all_taken = placed[s] + nominated[s] + kept[s] >= share->n_runnable;
+
+		/*
+		 * A share that only nominated goes deeper only when it took every
+		 * job loaded for it: going deeper for every share that reclaimed
+		 * anything read thousands of jobs more in a quota burst, and decided
+		 * nothing more with them.
+		 */
+		placing[s] = share->more_runnable &&
+			(placed[s] > 0 || (nominated[s] > 0 && all_taken));
+		if (placing[s] && all_taken)
 			used_up = true;
 	}
 	if (used_up)
 		*deeper = fairshare_deeper_shares(*deeper, w, placing);
-	pfree(taken);
-	pfree(taken_now);
+	pfree(placed);
+	pfree(nominated);
+	pfree(kept);
 	pfree(placing);
 	return used_up;
 }
@@ -780,6 +811,8 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 	bool		dry_run = options->dry_run;
 	bool		limited = options->decision_limit > 0;
 	int			budget = limited ? options->decision_limit : -1;
+	int			cut;
+	int			spent;
 	bool		left_work = false;
 	int			prefix = PASS_PREFIX;
 	BusyJobs	busy = {NULL, 0, 0};
@@ -834,37 +867,51 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 	 * that placed get all of it (deeper), and every other share at least
 	 * PASS_PREFIX_MIN << round however many shares there are -- at 10,000
 	 * shares a cut of 8 a share stopped each round at the next share that
-	 * placed its 8, a few jobs a round.
+	 * placed its 8, a few jobs a round.  A bounded pass loads no share
+	 * deeper than what is left of its budget: no share can place more.
 	 */
 	for (int round = 0; round < MAX_PASS_ROUNDS; round++, prefix = Min(prefix * 2, PASS_PREFIX_MAX))
 	{
 		PassWorld  *world;
 		FsResult   *result;
 		bool		again;
+		int			round_prefix = prefix;
+		int			least_prefix = PASS_PREFIX_MIN << round;
 
+		if (limited)
+		{
+			round_prefix = Min(round_prefix, Max(budget, PASS_PREFIX_MIN));
+			least_prefix = Min(least_prefix, Max(budget, PASS_PREFIX_MIN));
+		}
 		fairshare_progress();
-		world = fairshare_load_world(prefix, NULL, NULL, 0, false, deeper, PASS_PREFIX_MIN << round);
+		world = fairshare_load_world(round_prefix, NULL, NULL, 0, false, deeper, least_prefix);
 		fairshare_world_treat_as_busy(world, busy.ids, busy.n);
 		fairshare_progress();
 		result = fairshare_run_core(world);
 		fairshare_progress();
+		cut = decisions_cut(result, budget, &spent);
 
 		/*
 		 * A job changed under the pass, or another transaction holds one:
 		 * decide again on what is there now, around the held ones.  The last
-		 * try is locked too, so that what is written never waits.
+		 * try is locked too, so that what is written never waits.  Only
+		 * what will be written is locked: a bounded pass over a burst
+		 * decides thousands of jobs and writes 512 of them.
 		 */
-		for (int retry = 0; !dry_run && !decisions_still_hold(world, result, &busy) &&
+		for (int retry = 0; !dry_run && !decisions_still_hold(world, result, cut, &busy) &&
 			 retry < MAX_STALE_RETRIES; retry++)
 		{
 			fairshare_world_free(world);
-			world = fairshare_load_world(prefix, NULL, NULL, 0, false, deeper, PASS_PREFIX_MIN << round);
+			world = fairshare_load_world(round_prefix, NULL, NULL, 0, false, deeper, least_prefix);
 			fairshare_world_treat_as_busy(world, busy.ids, busy.n);
 			result = fairshare_run_core(world);
 			fairshare_progress();
+			cut = decisions_cut(result, budget, &spent);
 		}
-		if (handle_decisions(world, result, dry_run, &busy, out, desc, &budget))
+		if (handle_decisions(world, result, cut, dry_run, &busy, out, desc))
 			left_work = true;
+		if (budget >= 0)
+			budget = Max(budget - spent, 0);
 		if (!dry_run)
 			store_usage(world, result);
 		again = !dry_run && (result->stats.placed > 0 || result->stats.nominated > 0) &&
