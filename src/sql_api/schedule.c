@@ -457,9 +457,9 @@ withhold_drops_cut_short(DecisionBatch *changes, bool *drop, const FsResult *r, 
  * cut: the first decision left out (decisions_cut).  Once its budget is
  * spent, a bounded pass stops before the next placement or preemption:
  * that decision and every one after it are left out, for the next pass to
- * decide again on what this one wrote.  What is written is
- * so a prefix of the core's decisions, a state the core passed through:
- * nothing written rests on a decision left out (a preemption is never
+ * decide again on what this one wrote.  What is written is so a prefix of
+ * the core's decisions, a state the core passed through: nothing written
+ * rests on a decision left out (a preemption is never
  * written for room that a placement left out would have taken).  A
  * preemption's victims and its nomination are written together, even
  * past the budget.  A nomination dropped in the prefix for a job that a
