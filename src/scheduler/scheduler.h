@@ -467,11 +467,14 @@ typedef struct FsResult
 /* ---------- functions ---------- */
 
 /*
- * One scheduling pass.  The wrapper applies the decisions in order, stores
- * share_usage for fair shares, and while more_jobs_needed is set and the
- * pass placed something, runs another pass at the same `now' with fresh
- * heads (those passes are one pass to the user: nothing placed by one is a
- * victim of the next).  See src/scheduler/README.md.
+ * One scheduling pass.  Its decisions come in the order they were made, a
+ * reclaim's PREEMPTs together and right before its NOMINATE, so that any
+ * prefix cut before a PLACE or a reclaim is a state the pass went through.
+ * The wrapper applies them in order (a bounded pass such a prefix), stores
+ * share_usage for fair shares, and while a share with more jobs placed or
+ * nominated all that was loaded for it, runs another pass at the same
+ * `now' with fresh heads (those passes are one pass to the user: nothing
+ * placed by one is a victim of the next).  See src/scheduler/README.md.
  */
 extern FsResult *fs_schedule(const FsInput *input, const FsAllocator *allocator);
 extern void fs_result_free(FsResult *result, const FsAllocator *allocator);

@@ -1134,12 +1134,46 @@ check_reclaim(Sim *sim, Workload *w, int step)
 	}
 }
 
+/*
+ * reclaim groups: a preemption's victims come together, right before the
+ * nomination of the job they make room for.  A bounded pass
+ * (src/sql_api/schedule.c, decisions_cut) writes a prefix of the decisions
+ * and cuts only before a placement or the first victim of a group, so a
+ * group is written whole only if it is contiguous and ends so.
+ */
+static void
+check_reclaim_groups(Sim *sim, Workload *w, int step)
+{
+	const FsResult *r = sim->result;
+
+	for (int i = 0; i < r->n_decisions; i++)
+	{
+		const FsDecision *d = &r->decisions[i];
+		const FsDecision *next = i + 1 < r->n_decisions ? &r->decisions[i + 1] : NULL;
+
+		if (d->kind != FS_DECISION_PREEMPT)
+			continue;
+		if (next == NULL)
+			violation(w, "reclaim groups", step, "victim %lld for job %lld is the last decision",
+					  d->job_id, d->for_job_id);
+		else if (next->kind == FS_DECISION_PREEMPT && next->for_job_id != d->for_job_id)
+			violation(w, "reclaim groups", step, "victims for jobs %lld and %lld are not apart",
+					  d->for_job_id, next->for_job_id);
+		else if (next->kind != FS_DECISION_PREEMPT &&
+				 (next->kind != FS_DECISION_NOMINATE || next->job_id != d->for_job_id ||
+				  next->nomination_kind != FS_NOMINATION_PREEMPTION))
+			violation(w, "reclaim groups", step, "victim %lld for job %lld is not followed by its nomination",
+					  d->job_id, d->for_job_id);
+	}
+}
+
 static void
 check_pass(Sim *sim, Workload *w, int step, bool final)
 {
 	int			i;
 
 	check_capacity(sim, w, step);
+	check_reclaim_groups(sim, w, step);
 	check_victims(sim, w, step);
 	check_victim_order(sim, w, step);
 	check_fit(sim, w, step);
