@@ -200,7 +200,7 @@ fs_fair_share_turn(FsPass *pass, int queue)
 		offer_share(&turn, &heap, i);
 	}
 
-	while (heap.n > 0)
+	while (heap.n > 0 && !pass->budget_spent)
 	{
 		int			i_share = fs_heap_pop(&heap);
 		int			share = qs->shares[i_share];

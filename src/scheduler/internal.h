@@ -256,6 +256,14 @@ typedef struct FsPass
 	bool		prefix_used_up;
 
 	/*
+	 * Jobs placed or preempted so far, and whether that reached the input's
+	 * decision_limit: then every step stops before its next job (a reclaim
+	 * already begun is finished), and so does the pass.
+	 */
+	int			decided_jobs;
+	bool		budget_spent;
+
+	/*
 	 * Times a RESERVE share's unused room shrank while the room kept for the
 	 * round still counts it: room for others may grow in the next round.
 	 */

@@ -401,6 +401,8 @@ fs_place_nominated_jobs(FsPass *pass)
 		FsFit		fit;
 		FsDecision *d;
 
+		if (pass->budget_spent)
+			break;
 		if (!n->active || n->kind != FS_NOMINATION_PREEMPTION)
 			continue;
 		fs_init_rules(&rules);

@@ -411,11 +411,14 @@ fs_schedule(const FsInput *input, const FsAllocator *allocator)
 		}
 		if (pass.prefix_used_up)
 			break;				/* the rest waits for a pass with fresh heads */
+		if (pass.budget_spent)
+			break;				/* the rest waits for the next bounded pass */
 	}
-	for (i = 0; i < input->n_queues; i++)	/* 5. starvation */
+	for (i = 0; i < input->n_queues && !pass.budget_spent; i++)	/* 5. starvation */
 		fs_nominate_starving_job(&pass, pass.queue_order[i]);
 
 	result = pass.result;
+	result->decision_limit_reached = pass.budget_spent;
 	pass_end(&pass);			/* 6. requeue with reasons */
 	return result;
 }

@@ -54,6 +54,12 @@ fs_add_decision(FsPass *pass, FsDecisionKind kind, int job)
 	d = &r->decisions[r->n_decisions++];
 	memset(d, 0, sizeof(*d));
 	d->kind = kind;
+	if (kind == FS_DECISION_PLACE || kind == FS_DECISION_PREEMPT)
+	{
+		pass->decided_jobs++;
+		if (pass->in->decision_limit > 0 && pass->decided_jobs >= pass->in->decision_limit)
+			pass->budget_spent = true;
+	}
 	d->environment = -1;
 	d->instance_type = -1;
 	d->for_share = -1;

@@ -287,6 +287,15 @@ typedef struct FsInput
 	bool		checkpoint_on_stop;
 	bool		collect_wait_reasons;	/* fill FsResult.wait_reasons */
 
+	/*
+	 * A bounded pass: once the pass has placed or preempted this many jobs
+	 * (a reclaim's victims together), it decides nothing more -- the
+	 * wrapper writes no more than that, and the next pass decides the rest
+	 * on what it wrote.  Its decisions up to there are the same as without
+	 * the limit.  0: no limit.
+	 */
+	int			decision_limit;
+
 	int			n_instance_types;
 	const char *const *instance_type_names; /* [n_instance_types], for sentences */
 	int			n_environments;
@@ -461,6 +470,12 @@ typedef struct FsResult
 	 * this is set and the pass placed something).
 	 */
 	bool		more_jobs_needed;
+
+	/*
+	 * The pass reached the input's decision_limit and stopped there: what
+	 * it did not decide waits for the next pass.
+	 */
+	bool		decision_limit_reached;
 	FsPassStats stats;
 } FsResult;
 

@@ -154,6 +154,8 @@ fs_merge_next_loaded(FsMerge *m, int *share)
 {
 	int			job;
 
+	if (m->pass->budget_spent)
+		return FS_MERGE_END;
 	while ((job = fs_merge_next(m, share)) == FS_MERGE_UNLOADED)
 		if (fs_prefix_used_up(m->pass, *share))
 			return FS_MERGE_END;

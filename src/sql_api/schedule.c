@@ -414,11 +414,14 @@ write_misconfigured(DecisionBatch *misconfigured)
 
 /*
  * Leave out of changes (a round's nomination changes, drop[k] for a
- * dropped one) the drops of jobs that a decision from `cut' on is about:
- * see handle_decisions.
+ * dropped one, waited[k] for the drop of a reclaim that has waited
+ * reclaim_wait) the drops of jobs that a decision from `cut' on is about,
+ * and, when the core stopped at the pass's limit (and so did not decide
+ * what would have come after), every drop of a waited reclaim: see
+ * handle_decisions.
  */
 static void
-withhold_drops_cut_short(DecisionBatch *changes, bool *drop, const FsResult *r, int cut)
+withhold_drops_cut_short(DecisionBatch *changes, bool *drop, bool *waited, const FsResult *r, int cut)
 {
 	int64	   *later = palloc(sizeof(int64) * 2 * Max(r->n_decisions - cut, 1));
 	int			n_later = 0;
@@ -435,7 +438,8 @@ withhold_drops_cut_short(DecisionBatch *changes, bool *drop, const FsResult *r, 
 	{
 		int64		job_id = DatumGetInt64(changes->ids[k]);
 
-		if (drop[k] && bsearch(&job_id, later, n_later, sizeof(int64), int64_value_cmp) != NULL)
+		if (drop[k] && ((r->decision_limit_reached && waited[k]) ||
+						(n_later > 0 && bsearch(&job_id, later, n_later, sizeof(int64), int64_value_cmp) != NULL)))
 			continue;
 		changes->ids[kept] = changes->ids[k];
 		changes->a[kept] = changes->a[k];
@@ -444,6 +448,7 @@ withhold_drops_cut_short(DecisionBatch *changes, bool *drop, const FsResult *r, 
 		changes->d[kept] = changes->d[k];
 		changes->e[kept] = changes->e[k];
 		drop[kept] = drop[k];
+		waited[kept] = waited[k];
 		kept++;
 	}
 	changes->n = kept;
@@ -466,6 +471,9 @@ withhold_drops_cut_short(DecisionBatch *changes, bool *drop, const FsResult *r, 
  * later decision is about (a reclaim that has waited reclaim_wait, say)
  * stays as it was: the next pass drops it again and goes on from there,
  * where writing the drop alone would have the job start its wait anew.
+ * When the core stopped at the limit, the decisions after it were never
+ * made, so every waited reclaim's drop stays (the next pass drops it again
+ * and reclaims, or finds the job fits).
  * Returns whether any decision was left out.
  */
 static bool
@@ -478,6 +486,7 @@ handle_decisions(const PassWorld *w, const FsResult *r, int cut, bool dry_run, c
 	DecisionBatch nominations;
 	DecisionBatch misconfigured;
 	bool	   *drop = palloc(sizeof(bool) * Max(r->n_decisions, 1));
+	bool	   *waited = palloc0(sizeof(bool) * Max(r->n_decisions, 1));
 
 	batch_init(&places, r->n_decisions);
 	batch_init(&preempts, r->n_decisions);
@@ -552,6 +561,7 @@ handle_decisions(const PassWorld *w, const FsResult *r, int cut, bool dry_run, c
 				if (!dry_run)
 				{
 					drop[nominations.n] = true;
+					waited[nominations.n] = d->reclaim_waits;
 					nominations.ids[nominations.n++] = Int64GetDatum(d->job_id);
 				}
 				break;
@@ -568,8 +578,8 @@ handle_decisions(const PassWorld *w, const FsResult *r, int cut, bool dry_run, c
 	}
 	if (!dry_run)
 	{
-		if (cut < r->n_decisions)
-			withhold_drops_cut_short(&nominations, drop, r, cut);
+		if (cut < r->n_decisions || r->decision_limit_reached)
+			withhold_drops_cut_short(&nominations, drop, waited, r, cut);
 		write_nominations(&nominations, drop);
 		write_misconfigured(&misconfigured);
 		write_placements(&places, &preempts);
@@ -886,6 +896,8 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 		fairshare_progress();
 		world = fairshare_load_world(round_prefix, NULL, NULL, 0, false, deeper, least_prefix);
 		fairshare_world_treat_as_busy(world, busy.ids, busy.n);
+		/* the core decides no further than what this pass may write */
+		world->input.decision_limit = limited ? Max(budget, 1) : 0;
 		fairshare_progress();
 		result = fairshare_run_core(world);
 		fairshare_progress();
@@ -904,11 +916,13 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 			fairshare_world_free(world);
 			world = fairshare_load_world(round_prefix, NULL, NULL, 0, false, deeper, least_prefix);
 			fairshare_world_treat_as_busy(world, busy.ids, busy.n);
+			world->input.decision_limit = limited ? Max(budget, 1) : 0;
 			result = fairshare_run_core(world);
 			fairshare_progress();
 			cut = decisions_cut(result, budget, &spent);
 		}
-		if (handle_decisions(world, result, cut, dry_run, &busy, out, desc))
+		if (handle_decisions(world, result, cut, dry_run, &busy, out, desc) ||
+			result->decision_limit_reached)
 			left_work = true;
 		if (budget >= 0)
 			budget = Max(budget - spent, 0);

@@ -1397,6 +1397,8 @@ run_workload(uint64_t seed)
 	/* from the seed, not the generator, so the workloads stay what they were */
 	sim.reclaim_wait = seed % 4 == 1 ? FS_SECONDS(30 + (int64_t) (seed / 4 % 270)) : 0;
 	sim.checkpoint_on_stop = seed % 3 == 2;
+	/* every pass again as a bounded pass of 1 to 24 jobs, compared */
+	sim.bounded_check = 1 + (int) (seed % 24);
 	w.prefixed = sim.prefix > 0;
 	w.steps = rnd_int(60, 140);
 
@@ -1452,6 +1454,10 @@ run_workload(uint64_t seed)
 		if (sim.jobs[i].preemptions > MAX_PREEMPTIONS_PER_JOB)
 			violation(&w, "thrash", step, "job %lld preempted %lld times", sim.jobs[i].id,
 					  sim.jobs[i].preemptions);
+
+	if (sim.bounded_mismatches > 0)
+		violation(&w, "bounded pass", step, "%lld of %lld passes decided otherwise with a decision_limit",
+				  sim.bounded_mismatches, sim.bounded_passes);
 
 	if (verbose)
 		printf("    seed %llu: %d steps, %d jobs, %d placements, %d preemptions, %d violations\n",

@@ -396,6 +396,53 @@ build_input(Sim *sim)
 	in->running = running;
 }
 
+static bool
+same_decision(const FsDecision *a, const FsDecision *b)
+{
+	return a->kind == b->kind && a->job_id == b->job_id && a->environment == b->environment &&
+		a->instance_type == b->instance_type && a->for_job_id == b->for_job_id &&
+		a->instance_count == b->instance_count && a->nomination_kind == b->nomination_kind &&
+		a->share == b->share;
+}
+
+/*
+ * The pass again with FsInput.decision_limit.  It may stop early, but
+ * never decide otherwise: its decisions are the first ones of the
+ * unbounded pass.  It must not stop before it has placed or preempted as
+ * many jobs as the limit (or all the unbounded pass did), and must say it
+ * stopped at the limit when the unbounded pass decided more.
+ */
+void
+sim_compare_bounded(Sim *sim, const FsResult *full)
+{
+	FsInput		bounded_input = sim->input;
+	FsResult   *bounded;
+	int			counted_full = 0;
+	int			counted_bounded = 0;
+	bool		same;
+
+	bounded_input.decision_limit = sim->bounded_check;
+	bounded = fs_schedule(&bounded_input, &sim->allocator);
+	same = bounded->n_decisions <= full->n_decisions;
+	for (int i = 0; same && i < bounded->n_decisions; i++)
+		same = same_decision(&full->decisions[i], &bounded->decisions[i]);
+	for (int i = 0; i < full->n_decisions; i++)
+		if (full->decisions[i].kind == FS_DECISION_PLACE || full->decisions[i].kind == FS_DECISION_PREEMPT)
+		{
+			counted_full++;
+			if (i < bounded->n_decisions)
+				counted_bounded++;
+		}
+	if (counted_bounded < (counted_full < sim->bounded_check ? counted_full : sim->bounded_check))
+		same = false;
+	if (counted_bounded < counted_full && !bounded->decision_limit_reached)
+		same = false;
+	sim->bounded_passes++;
+	if (!same)
+		sim->bounded_mismatches++;
+	fs_result_free(bounded, &sim->allocator);
+}
+
 /* ---------- a pass ---------- */
 
 FsResult *
@@ -423,6 +470,8 @@ sim_pass(Sim *sim)
 	}
 	r = fs_schedule(&sim->input, &sim->allocator);
 	sim->result = r;
+	if (sim->bounded_check > 0)
+		sim_compare_bounded(sim, r);
 
 	for (i = 0; i < r->n_decisions; i++)
 	{

@@ -139,9 +139,20 @@ typedef struct Sim
 	FsAllocator allocator;
 	long		allocs;
 	long		frees;
+
+	/*
+	 * When above 0, every pass is run a second time with this
+	 * decision_limit and compared with the unbounded pass
+	 * (sim_compare_bounded): bounded_mismatches counts the passes where
+	 * the bounded one decided otherwise or stopped too early.
+	 */
+	int			bounded_check;
+	int			bounded_passes;
+	int			bounded_mismatches;
 } Sim;
 
 extern void sim_init(Sim *sim);
+extern void sim_compare_bounded(Sim *sim, const FsResult *full);
 extern void sim_free(Sim *sim);
 extern int	sim_type(Sim *sim, const char *name);
 extern int	sim_env(Sim *sim, const char *name);
