@@ -413,46 +413,34 @@ write_misconfigured(DecisionBatch *misconfigured)
 }
 
 /*
- * Leave out of changes (a round's nomination changes, drop[k] for a
- * dropped one, waited[k] for the drop of a reclaim that has waited
- * reclaim_wait) the drops of jobs that a decision from `cut' on is about,
- * and, when the core stopped at the pass's limit (and so did not decide
- * what would have come after), every drop of a waited reclaim: see
- * handle_decisions.
+ * The jobs that a decision from `cut' on is about (placed, nominated,
+ * preempted or preempted for), sorted, in *n.
  */
-static void
-withhold_drops_cut_short(DecisionBatch *changes, bool *drop, bool *waited, const FsResult *r, int cut)
+static int64 *
+jobs_decided_from(const FsResult *r, int cut, int *n)
 {
 	int64	   *later = palloc(sizeof(int64) * 2 * Max(r->n_decisions - cut, 1));
-	int			n_later = 0;
-	int			kept = 0;
 
+	*n = 0;
 	for (int i = cut; i < r->n_decisions; i++)
 	{
-		later[n_later++] = r->decisions[i].job_id;
+		later[(*n)++] = r->decisions[i].job_id;
 		if (r->decisions[i].kind == FS_DECISION_PREEMPT)
-			later[n_later++] = r->decisions[i].for_job_id;
+			later[(*n)++] = r->decisions[i].for_job_id;
 	}
-	qsort(later, n_later, sizeof(int64), int64_value_cmp);
-	for (int k = 0; k < changes->n; k++)
-	{
-		int64		job_id = DatumGetInt64(changes->ids[k]);
+	qsort(later, *n, sizeof(int64), int64_value_cmp);
+	return later;
+}
 
-		if (drop[k] && ((r->decision_limit_reached && waited[k]) ||
-						(n_later > 0 && bsearch(&job_id, later, n_later, sizeof(int64), int64_value_cmp) != NULL)))
-			continue;
-		changes->ids[kept] = changes->ids[k];
-		changes->a[kept] = changes->a[k];
-		changes->b[kept] = changes->b[k];
-		changes->c[kept] = changes->c[k];
-		changes->d[kept] = changes->d[k];
-		changes->e[kept] = changes->e[k];
-		drop[kept] = drop[k];
-		waited[kept] = waited[k];
-		kept++;
-	}
-	changes->n = kept;
-	pfree(later);
+/*
+ * Is the dropped nomination of decision d one to leave as it is (see
+ * handle_decisions)?  later: jobs_decided_from the cut.
+ */
+static bool
+drop_withheld(const FsResult *r, const FsDecision *d, const int64 *later, int n_later)
+{
+	return (r->decision_limit_reached && d->reclaim_waits) ||
+		(n_later > 0 && bsearch(&d->job_id, later, n_later, sizeof(int64), int64_value_cmp) != NULL);
 }
 
 /*
@@ -486,7 +474,8 @@ handle_decisions(const PassWorld *w, const FsResult *r, int cut, bool dry_run, c
 	DecisionBatch nominations;
 	DecisionBatch misconfigured;
 	bool	   *drop = palloc(sizeof(bool) * Max(r->n_decisions, 1));
-	bool	   *waited = palloc0(sizeof(bool) * Max(r->n_decisions, 1));
+	int			n_later = 0;
+	int64	   *later = left_out ? jobs_decided_from(r, cut, &n_later) : NULL;
 
 	batch_init(&places, r->n_decisions);
 	batch_init(&preempts, r->n_decisions);
@@ -558,10 +547,9 @@ handle_decisions(const PassWorld *w, const FsResult *r, int cut, bool dry_run, c
 				}
 				break;
 			case FS_DECISION_DROP_NOMINATION:
-				if (!dry_run)
+				if (!dry_run && !drop_withheld(r, d, later, n_later))
 				{
 					drop[nominations.n] = true;
-					waited[nominations.n] = d->reclaim_waits;
 					nominations.ids[nominations.n++] = Int64GetDatum(d->job_id);
 				}
 				break;
@@ -578,8 +566,6 @@ handle_decisions(const PassWorld *w, const FsResult *r, int cut, bool dry_run, c
 	}
 	if (!dry_run)
 	{
-		if (cut < r->n_decisions || r->decision_limit_reached)
-			withhold_drops_cut_short(&nominations, drop, waited, r, cut);
 		write_nominations(&nominations, drop);
 		write_misconfigured(&misconfigured);
 		write_placements(&places, &preempts);
@@ -810,6 +796,27 @@ fairshare_prefix_used_up(const PassWorld *w, const FsResult *r, HTAB **deeper)
 }
 
 /*
+ * Load a round's world (heads of `prefix', at least `least_prefix' a
+ * share, deeper ones per fairshare_load_world) and run the core on it,
+ * around the jobs other transactions hold, deciding no further than what
+ * is left of the budget (-1: no limit) lets the pass write.
+ */
+static FsResult *
+decide_round(PassWorld **world, int prefix, HTAB *deeper, int least_prefix, const BusyJobs *busy,
+			 int budget)
+{
+	FsResult   *result;
+
+	*world = fairshare_load_world(prefix, NULL, NULL, 0, false, deeper, least_prefix);
+	fairshare_world_treat_as_busy(*world, busy->ids, busy->n);
+	(*world)->input.decision_limit = budget >= 0 ? Max(budget, 1) : 0;
+	fairshare_progress();
+	result = fairshare_run_core(*world);
+	fairshare_progress();
+	return result;
+}
+
+/*
  * One scheduling pass (see the file's header comment), in the caller's
  * transaction and SPI connection state.  Its rows (PLACE and PREEMPT
  * decisions) go to out, when it is not NULL.
@@ -894,13 +901,7 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 			least_prefix = Min(least_prefix, Max(budget, PASS_PREFIX_MIN));
 		}
 		fairshare_progress();
-		world = fairshare_load_world(round_prefix, NULL, NULL, 0, false, deeper, least_prefix);
-		fairshare_world_treat_as_busy(world, busy.ids, busy.n);
-		/* the core decides no further than what this pass may write */
-		world->input.decision_limit = limited ? Max(budget, 1) : 0;
-		fairshare_progress();
-		result = fairshare_run_core(world);
-		fairshare_progress();
+		result = decide_round(&world, round_prefix, deeper, least_prefix, &busy, budget);
 		cut = decisions_cut(result, budget, &spent);
 
 		/*
@@ -914,11 +915,7 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 			 retry < MAX_STALE_RETRIES; retry++)
 		{
 			fairshare_world_free(world);
-			world = fairshare_load_world(round_prefix, NULL, NULL, 0, false, deeper, least_prefix);
-			fairshare_world_treat_as_busy(world, busy.ids, busy.n);
-			world->input.decision_limit = limited ? Max(budget, 1) : 0;
-			result = fairshare_run_core(world);
-			fairshare_progress();
+			result = decide_round(&world, round_prefix, deeper, least_prefix, &busy, budget);
 			cut = decisions_cut(result, budget, &spent);
 		}
 		if (handle_decisions(world, result, cut, dry_run, &busy, out, desc) ||
