@@ -70,6 +70,26 @@ LANGUAGE sql AS $$
 	SELECT s.position, j.job_name, s.share, s.scheduling_priority, s.pending_reason
 	  FROM fairshare.queue_snapshot(queue) s JOIN fairshare.jobs j USING (job_id) ORDER BY s.position
 $$;
+-- borrow_world(name, instances): no jobs, and a quota-share queue
+-- name-queue on its own environment `name' of `instances' x
+-- ml.p4d.24xlarge, shared by quota shares Borrower (LEND_AND_BORROW, a
+-- guarantee of 0) and Owner (LEND, a guarantee of all of it).
+CREATE FUNCTION pg_temp.borrow_world(name text, instances integer) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM set_config('client_min_messages', 'warning', true);
+	PERFORM set_config('session_replication_role', 'replica', true);
+	TRUNCATE fairshare.jobs CASCADE;
+	PERFORM set_config('session_replication_role', 'origin', true);
+	INSERT INTO fairshare.service_environments (name) VALUES (name);
+	INSERT INTO fairshare.capacity_limits VALUES (name, 'ml.p4d.24xlarge', instances);
+	INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES (name || '-queue', 100, 'quota');
+	INSERT INTO fairshare.queue_environments VALUES (name || '-queue', name, 1);
+	INSERT INTO fairshare.quota_shares (job_queue, name, strategy) VALUES
+		(name || '-queue', 'Borrower', 'LEND_AND_BORROW'), (name || '-queue', 'Owner', 'LEND');
+	INSERT INTO fairshare.quota_share_limits VALUES
+		(name || '-queue', 'Borrower', 'ml.p4d.24xlarge', 0), (name || '-queue', 'Owner', 'ml.p4d.24xlarge', instances);
+END
+$$;
 CREATE FUNCTION pg_temp.why(name text) RETURNS text LANGUAGE sql AS $$
 	SELECT fairshare.explain(job_id) ->> 'summary' FROM fairshare.jobs WHERE job_name = name
 $$;
@@ -397,21 +417,9 @@ RESET fairshare.starvation_seconds;
 -- old order, most recently started then the higher job_id, took the other);
 -- Owner reclaims 2.
 -------------------------------------------------------------------------------
-SET client_min_messages = warning;
-SET session_replication_role = replica;
-TRUNCATE fairshare.jobs CASCADE;
-RESET session_replication_role;
-RESET client_min_messages;
 SET fairshare.preemption_min_runtime = 0;
 SET fairshare.checkpoint_interval = 1;
-INSERT INTO fairshare.service_environments (name) VALUES ('ck');
-INSERT INTO fairshare.capacity_limits VALUES ('ck', 'ml.p4d.24xlarge', 4);
-INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES ('ck-queue', 100, 'quota');
-INSERT INTO fairshare.queue_environments VALUES ('ck-queue', 'ck', 1);
-INSERT INTO fairshare.quota_shares (job_queue, name, strategy) VALUES
-	('ck-queue', 'Borrower', 'LEND_AND_BORROW'), ('ck-queue', 'Owner', 'LEND');
-INSERT INTO fairshare.quota_share_limits VALUES
-	('ck-queue', 'Borrower', 'ml.p4d.24xlarge', 0), ('ck-queue', 'Owner', 'ml.p4d.24xlarge', 4);
+SELECT pg_temp.borrow_world('ck', 4);
 INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, request, instance_count)
 SELECT name, 'ck-queue', 'Borrower',
 	   jsonb_build_object('RoleArn', 'arn:aws:iam::123456789012:role/SageMakerRole',
@@ -438,21 +446,9 @@ RESET fairshare.preemption_min_runtime;
 -- fairshare.checkpoint_on_stop: the victim with CheckpointConfig is taken
 -- to write a last checkpoint, and to lose only its startup.
 -------------------------------------------------------------------------------
-SET client_min_messages = warning;
-SET session_replication_role = replica;
-TRUNCATE fairshare.jobs CASCADE;
-RESET session_replication_role;
-RESET client_min_messages;
 SET fairshare.preemption_min_runtime = 0;
 SET fairshare.reclaim_wait = 3600;
-INSERT INTO fairshare.service_environments (name) VALUES ('rw');
-INSERT INTO fairshare.capacity_limits VALUES ('rw', 'ml.p4d.24xlarge', 4);
-INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES ('rw-queue', 100, 'quota');
-INSERT INTO fairshare.queue_environments VALUES ('rw-queue', 'rw', 1);
-INSERT INTO fairshare.quota_shares (job_queue, name, strategy) VALUES
-	('rw-queue', 'Borrower', 'LEND_AND_BORROW'), ('rw-queue', 'Owner', 'LEND');
-INSERT INTO fairshare.quota_share_limits VALUES
-	('rw-queue', 'Borrower', 'ml.p4d.24xlarge', 0), ('rw-queue', 'Owner', 'ml.p4d.24xlarge', 4);
+SELECT pg_temp.borrow_world('rw', 4);
 INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, request, instance_count)
 SELECT name, 'rw-queue', 'Borrower',
 	   jsonb_build_object('RoleArn', 'arn:aws:iam::123456789012:role/SageMakerRole',
@@ -491,20 +487,8 @@ RESET fairshare.preemption_min_runtime;
 -- call (a round loads deeper once every loaded job is nominated), and the
 -- next call, with those 80 nominated, has nothing left to reclaim for.
 -------------------------------------------------------------------------------
-SET client_min_messages = warning;
-SET session_replication_role = replica;
-TRUNCATE fairshare.jobs CASCADE;
-RESET session_replication_role;
-RESET client_min_messages;
 SET fairshare.preemption_min_runtime = 0;
-INSERT INTO fairshare.service_environments (name) VALUES ('deep');
-INSERT INTO fairshare.capacity_limits VALUES ('deep', 'ml.p4d.24xlarge', 100);
-INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES ('deep-queue', 100, 'quota');
-INSERT INTO fairshare.queue_environments VALUES ('deep-queue', 'deep', 1);
-INSERT INTO fairshare.quota_shares (job_queue, name, strategy) VALUES
-	('deep-queue', 'Borrower', 'LEND_AND_BORROW'), ('deep-queue', 'Owner', 'LEND');
-INSERT INTO fairshare.quota_share_limits VALUES
-	('deep-queue', 'Borrower', 'ml.p4d.24xlarge', 0), ('deep-queue', 'Owner', 'ml.p4d.24xlarge', 100);
+SELECT pg_temp.borrow_world('deep', 100);
 SELECT count(pg_temp.submit('deep-queue', 'Borrower', 'deep-b' || i, 1)) AS borrowers FROM generate_series(1, 100) i;
 SELECT count(*) AS placed FROM pg_temp.pass() WHERE action = 'PLACE';
 SELECT pg_temp.all_training();
@@ -525,21 +509,9 @@ RESET fairshare.preemption_min_runtime;
 -- reclaim, the second job's drop is not written, so the next pass goes on
 -- with its reclaim rather than starting its wait again.
 -------------------------------------------------------------------------------
-SET client_min_messages = warning;
-SET session_replication_role = replica;
-TRUNCATE fairshare.jobs CASCADE;
-RESET session_replication_role;
-RESET client_min_messages;
 SET fairshare.preemption_min_runtime = 0;
 SET fairshare.reclaim_wait = 3600;
-INSERT INTO fairshare.service_environments (name) VALUES ('bp');
-INSERT INTO fairshare.capacity_limits VALUES ('bp', 'ml.p4d.24xlarge', 10);
-INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES ('bp-queue', 100, 'quota');
-INSERT INTO fairshare.queue_environments VALUES ('bp-queue', 'bp', 1);
-INSERT INTO fairshare.quota_shares (job_queue, name, strategy) VALUES
-	('bp-queue', 'Borrower', 'LEND_AND_BORROW'), ('bp-queue', 'Owner', 'LEND');
-INSERT INTO fairshare.quota_share_limits VALUES
-	('bp-queue', 'Borrower', 'ml.p4d.24xlarge', 0), ('bp-queue', 'Owner', 'ml.p4d.24xlarge', 10);
+SELECT pg_temp.borrow_world('bp', 10);
 SELECT count(pg_temp.submit('bp-queue', 'Borrower', 'bp-b' || i, 2)) AS borrowers FROM generate_series(1, 5) i;
 SELECT count(*) AS placed FROM pg_temp.pass() WHERE action = 'PLACE';
 SELECT pg_temp.all_training();
