@@ -1488,9 +1488,10 @@ fairshare_world_treat_as_busy(PassWorld *w, const int64 *ids, int n_ids)
 		}
 		else
 		{
-			for (int k = 0; k < w->input.n_running; k++)
-				if (w->input.running[k].job_id == ids[i])
-					((FsRunningJob *) &w->input.running[k])->started_at = w->input.now;
+			const FsRunningJob *run = fairshare_world_running(w, ids[i]);
+
+			if (run != NULL)
+				((FsRunningJob *) run)->started_at = w->input.now;
 		}
 	}
 }
@@ -1517,6 +1518,30 @@ fairshare_world_job(const PassWorld *w, int64 job_id)
 
 	key.job_id = job_id;
 	return bsearch(&key, w->jobs, w->n_jobs, sizeof(PassJobInfo), compare_job_info);
+}
+
+static int
+compare_running_job_id(const void *a, const void *b)
+{
+	int64		x = ((const FsRunningJob *) a)->job_id;
+	int64		y = ((const FsRunningJob *) b)->job_id;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The running job of that id, or NULL.  The running jobs are in job_id
+ * order (attach_running); a scan of them for each of a reclaiming pass's
+ * 512 victims was ten million comparisons at 20,000 running jobs.
+ */
+const FsRunningJob *
+fairshare_world_running(const PassWorld *w, int64 job_id)
+{
+	FsRunningJob key;
+
+	key.job_id = job_id;
+	return bsearch(&key, w->input.running, w->input.n_running, sizeof(FsRunningJob),
+				   compare_running_job_id);
 }
 
 /* "ProdExp1", "HIGHPRI" or, for a FIFO queue, the queue's name. */

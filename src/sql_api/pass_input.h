@@ -86,6 +86,7 @@ extern FsResult *fairshare_run_core(PassWorld *world);
 
 extern int	fairshare_world_queue(const PassWorld *world, const char *name);
 extern const PassJobInfo *fairshare_world_job(const PassWorld *world, int64 job_id);
+extern const FsRunningJob *fairshare_world_running(const PassWorld *world, int64 job_id);
 extern const char *fairshare_world_share_label(const PassWorld *world, int share);
 extern void fairshare_world_free(PassWorld *world);
 

@@ -583,9 +583,10 @@ int64_cmp(const void *a, const void *b)
 }
 
 /*
- * Lock every job the pass decided about, in job_id order, and check that
- * each is still as the world read it: a waiting job still RUNNABLE at the
- * same priority, a victim still placed, not stopping, at the same priority.
+ * Lock every job the pass writes a decision about, in job_id order, and
+ * check that each is still as the world read it: a waiting job still
+ * RUNNABLE at the same priority, a victim still placed, not stopping, at
+ * the same priority.
  *
  * The world is read without row locks (a pass must not block on users'
  * transactions it has nothing to do with), so a terminate_job() or
@@ -615,6 +616,13 @@ decisions_still_hold(const PassWorld *w, const FsResult *r, int cut, BusyJobs *b
 
 	for (int i = 0; i < cut; i++)
 	{
+		/*
+		 * A kept nomination writes nothing: the pass needs no lock on it.
+		 * Locking it is a write, and a reclaim burst keeps thousands of
+		 * nominations standing until their victims stop.
+		 */
+		if (r->decisions[i].kind == FS_DECISION_KEEP_NOMINATION)
+			continue;
 		ids[n++] = Int64GetDatum(r->decisions[i].job_id);
 		if (r->decisions[i].kind == FS_DECISION_PREEMPT && r->decisions[i].for_job_id > 0)
 			ids[n++] = Int64GetDatum(r->decisions[i].for_job_id);
@@ -670,11 +678,8 @@ decisions_still_hold(const PassWorld *w, const FsResult *r, int cut, BusyJobs *b
 		}
 		else
 		{
-			const FsRunningJob *run = NULL;
+			const FsRunningJob *run = fairshare_world_running(w, job_id);
 
-			for (int k = 0; k < w->input.n_running && run == NULL; k++)
-				if (w->input.running[k].job_id == job_id)
-					run = &w->input.running[k];
 			hold = run != NULL &&
 				fs_status_name_is_placed(status) &&
 				priority == run->priority && (!stopping || run->stopping);
