@@ -12,8 +12,9 @@
 #     places into the 5% free and (quota shares) reclaims for every share
 #     below its guarantee: thousands of decisions written; and the same
 #     burst as the dispatcher takes it in, on a copy: passes of
-#     schedule(false, 512), each committed, until one decides nothing (each
-#     writes the next 512 decisions and leaves the rest to the next pass);
+#     schedule(false, BATCH), each committed, until one decides nothing
+#     (each writes the next BATCH decisions and leaves the rest to the next
+#     pass; BATCH is the dispatcher's limit, 256);
 #   - steady: what a dispatcher's pass meets in production.  On a copy of
 #     the database, passes are committed and their decisions applied as the
 #     dispatcher applies SageMaker's answers (fairshare.apply_status:
@@ -25,7 +26,7 @@
 #     back, all in one session after WARM passes in it, as the
 #     dispatcher's long-lived backend runs them (its plans cached);
 #   - the wrapper's load alone: the query that reads the head of every
-#     share (pass_input.c), at heads of 8, 64 (schedule()) and 512 (the
+#     share (pass_input.c), at heads of 8, 64 (schedule()) and BATCH (the
 #     dispatcher's passes, which load up to their placement limit), so the
 #     load of a case too big to build here (10,000 shares, 10M jobs) can be
 #     added to the core's time from bench/schedule/core_bench scale: the
@@ -34,7 +35,7 @@
 # Goals (issue 24): a pass at 1,000 shares, 100,000 instances and 1M
 # RUNNABLE <= 100 ms; at 10,000 shares and 10M <= 1 s.
 #
-# Usage: bash bench/scale/run.sh   SHARES=1000 PER_SHARE=1000 ROUNDS=3 SETTLE=6 WARM=6
+# Usage: bash bench/scale/run.sh   SHARES=1000 PER_SHARE=1000 ROUNDS=3 SETTLE=6 WARM=6 BATCH=256
 #   (about 4 minutes; SHARES=10000 PER_SHARE=100 measures passes at
 #   10,000 shares on 1M jobs against the 1 s goal: what a pass loads
 #   depends on shares x head, not on the backlog behind the heads)
@@ -47,6 +48,7 @@ PER_SHARE=${PER_SHARE:-1000}
 ROUNDS=${ROUNDS:-3}
 SETTLE=${SETTLE:-6}
 WARM=${WARM:-6}
+BATCH=${BATCH:-256}	# DISPATCH_PASS_DECISIONS, src/worker/dispatch_internal.h
 CAPACITY=100000
 
 fs_setup "$top" > /dev/null
@@ -223,7 +225,7 @@ for policy in fair quota; do
 	decided=$(q -c "BEGIN" -c "SELECT count(*) FILTER (WHERE action = 'PLACE') || ' placed, ' || count(*) FILTER (WHERE action = 'PREEMPT') || ' preempted' FROM fairshare.schedule()" -c "ROLLBACK" | grep placed)
 	burst[$policy]=$pass
 	line="$POLICY burst schedule() ${pass} ms ($decided)"
-	for n in 8 64 512; do
+	for n in 8 64 $BATCH; do
 		sql=$(head_sql "$column" "$n" | sed "s/'/''/g")
 		ms=$(q -c "SELECT public.time_runs('$sql', $ROUNDS)" | median)
 		line="$line; load of heads of $n: $ms ms"
@@ -234,17 +236,17 @@ for policy in fair quota; do
 	fs_psql "$work/c" -c "CREATE DATABASE steady TEMPLATE bench STRATEGY FILE_COPY" > /dev/null
 	s() { fs_psql "$work/c" -d steady -At "$@"; }
 	# The burst as the dispatcher takes it in: passes of
-	# schedule(false, 512), each committed, until one decides nothing.  Each
-	# writes the core's decisions up to 512 placed or preempted jobs (a
+	# schedule(false, BATCH), each committed, until one decides nothing.
+	# Each writes the core's decisions up to BATCH placed or preempted jobs (a
 	# reclaim's victims together) and leaves the rest to the next, which
 	# the dispatcher runs at once.  After WARM such passes rolled back, in
 	# the same session, on a vacuumed table (as the steady passes below).
-	train=$(s -c "SELECT count(*) FROM public.time_runs('SELECT count(*) FROM fairshare.schedule(false, 512)', $WARM)" \
-		-c "VACUUM fairshare.jobs" -c "CALL public.train(512, 100)" | grep -E '^[0-9.]+ [0-9]+$')
+	train=$(s -c "SELECT count(*) FROM public.time_runs('SELECT count(*) FROM fairshare.schedule(false, $BATCH)', $WARM)" \
+		-c "VACUUM fairshare.jobs" -c "CALL public.train($BATCH, 100)" | grep -E '^[0-9.]+ [0-9]+$')
 	train_passes=$(echo "$train" | wc -l)
 	train_decided=$(echo "$train" | awk '{n += $2} END {print n}')
 	bounded[$policy]=$(echo "$train" | awk '{print $1}' | sort -n | tail -1)
-	echo "$POLICY burst as the dispatcher runs it: $train_passes passes of schedule(false, 512), $train_decided jobs placed or preempted; a pass took $(echo "$train" | awk '{print $1}' | median) ms (median), ${bounded[$policy]} ms at most"
+	echo "$POLICY burst as the dispatcher runs it: $train_passes passes of schedule(false, $BATCH), $train_decided jobs placed or preempted; a pass took $(echo "$train" | awk '{print $1}' | median) ms (median), ${bounded[$policy]} ms at most"
 	log=$(s -c "CALL public.settle($SETTLE, 50)")
 	# Vacuumed, as autovacuum keeps a production table; and the copy's
 	# writes flushed, so that the passes are not measured against the

@@ -897,6 +897,7 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 		PassWorld  *world;
 		FsResult   *result;
 		bool		again;
+		bool		round_full;
 		int			round_prefix = prefix;
 		int			least_prefix = PASS_PREFIX_MIN << round;
 
@@ -926,6 +927,14 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 		if (handle_decisions(world, result, cut, dry_run, &busy, out, desc) ||
 			result->decision_limit_reached)
 			left_work = true;
+		/*
+		 * A bounded round that spent half its budget or more ends the pass
+		 * (with work left, if it would have gone on): another round costs
+		 * as much reading as a new pass, and the new pass commits what
+		 * this one decided first.  A round that spent less goes on, or a
+		 * share with room and a long backlog would move a head a pass.
+		 */
+		round_full = limited && spent * 2 >= budget;
 		if (budget >= 0)
 			budget = Max(budget - spent, 0);
 		if (!dry_run)
@@ -934,9 +943,9 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 			fairshare_prefix_used_up(world, result, &deeper);
 		fairshare_world_free(world);
 		/* stopped by the budget or the rounds with jobs it could place: say so */
-		if (again && (budget == 0 || round == MAX_PASS_ROUNDS - 1))
+		if (again && (round_full || round == MAX_PASS_ROUNDS - 1))
 			left_work = true;
-		if (!again || budget == 0)
+		if (!again || round_full)
 			break;
 	}
 	outcome->left_work = left_work;

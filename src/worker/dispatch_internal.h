@@ -24,13 +24,14 @@
 
 /*
  * The most jobs one scheduling pass of the dispatcher places or preempts
- * (and the most new jobs it takes into their queues).  A pass costs about
- * 70-150 us per job it places or preempts; 512 keeps a pass of a burst
- * near 60-90 ms, so its creates and stops go out soon, while a pass is
- * still long enough that its fixed cost (the world, the work query) stays
- * small per job.
+ * (and the most new jobs it takes into their queues).  At 1,000 shares a
+ * pass reads its world in about 50 ms and then costs about 0.12 ms per job
+ * it places or preempts (with the reclaiming job's nomination): 256 keeps
+ * every pass of a burst near 60-90 ms, so its creates and stops go out
+ * soon, while the fixed cost stays under half of a pass.  At 512 a
+ * reclaiming pass took 110-135 ms (docs/benchmarks.md, 'Scale').
  */
-#define DISPATCH_PASS_DECISIONS 512
+#define DISPATCH_PASS_DECISIONS 256
 
 /*
  * Outcomes are written in batches: at most OUTCOME_BATCH_MAX answers, or

@@ -547,5 +547,32 @@ SELECT j.job_name, s.action FROM fairshare.schedule(false, 1) s JOIN fairshare.j
 RESET fairshare.reclaim_wait;
 RESET fairshare.preemption_min_runtime;
 
+-------------------------------------------------------------------------------
+-- A bounded pass whose first round spent half its limit or more ends there,
+-- with work left, rather than read the world again for a second round (that
+-- costs as much as the next pass).  200 fair shares wait with one job each
+-- and share rr-big with 300, on room for all: a pass loads each share's
+-- head (at 200 shares, about 80 jobs of rr-big), places what it loaded and
+-- stops short of max_jobs 300.  The next pass's first round places less
+-- than half, so it goes on deeper into rr-big and takes in the rest.
+-------------------------------------------------------------------------------
+SET client_min_messages = warning;
+SET session_replication_role = replica;
+TRUNCATE fairshare.jobs CASCADE;
+RESET session_replication_role;
+RESET client_min_messages;
+INSERT INTO fairshare.service_environments (name) VALUES ('rr');
+INSERT INTO fairshare.capacity_limits VALUES ('rr', 'ml.p4d.24xlarge', 1000);
+INSERT INTO fairshare.scheduling_policies (name, kind) VALUES ('rr-fair', 'FAIR_SHARE');
+INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES ('rr-queue', 100, 'rr-fair');
+INSERT INTO fairshare.queue_environments VALUES ('rr-queue', 'rr', 1);
+SELECT count(pg_temp.submit('rr-queue', 'rr-s' || i, 'rr-s' || i, 1)) AS small FROM generate_series(1, 200) i;
+SELECT count(pg_temp.submit('rr-queue', 'rr-big', 'rr-big' || i, 1)) AS big FROM generate_series(1, 300) i;
+CREATE TEMP TABLE rr_passes AS SELECT 1 AS pass, count(*) AS placed FROM fairshare.schedule(false, 300);
+INSERT INTO rr_passes SELECT 2, count(*) FROM fairshare.schedule(false, 300);
+SELECT placed >= 150 AND placed < 300 AS first_pass_stopped_short FROM rr_passes WHERE pass = 1;
+SELECT sum(placed) AS placed_by_both FROM rr_passes;
+SELECT count(*) FILTER (WHERE status = 'RUNNABLE') AS waiting FROM fairshare.jobs WHERE job_queue = 'rr-queue';
+
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
