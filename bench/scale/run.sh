@@ -192,6 +192,8 @@ SQL
 echo "$SHARES shares x $PER_SHARE = $((SHARES * PER_SHARE)) RUNNABLE, $(q -c "SELECT count(*) || ' running jobs holding ' || sum(instance_count) FROM fairshare.jobs WHERE status = 'RUNNING'") of $CAPACITY instances (loaded in $(( $(date +%s) - t0 )) s)"
 
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+# the 90th percentile (nearest rank) of a column of figures
+p90() { sort -n | awk '{a[NR] = $1} END {r = int(NR * 0.9); if (r < NR * 0.9) r++; print a[r]}'; }
 
 # The wrapper's head query (pass_input.c, quota_heads_stmt and
 # fair_heads_stmt, RUNNABLE_COLUMNS) with n per share.
@@ -246,7 +248,7 @@ for policy in fair quota; do
 	train_passes=$(echo "$train" | wc -l)
 	train_decided=$(echo "$train" | awk '{n += $2} END {print n}')
 	bounded[$policy]=$(echo "$train" | awk '{print $1}' | sort -n | tail -1)
-	echo "$POLICY burst as the dispatcher runs it: $train_passes passes of schedule(false, $BATCH), $train_decided jobs placed or preempted; a pass took $(echo "$train" | awk '{print $1}' | median) ms (median), ${bounded[$policy]} ms at most"
+	echo "$POLICY burst as the dispatcher runs it: $train_passes passes of schedule(false, $BATCH), $train_decided jobs placed or preempted; a pass took $(echo "$train" | awk '{print $1}' | median) ms (median), $(echo "$train" | awk '{print $1}' | p90) ms (90th percentile), ${bounded[$policy]} ms at most"
 	log=$(s -c "CALL public.settle($SETTLE, 50)")
 	# Vacuumed, as autovacuum keeps a production table; and the copy's
 	# writes flushed, so that the passes are not measured against the
