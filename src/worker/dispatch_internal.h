@@ -26,10 +26,11 @@
  * The most jobs one scheduling pass of the dispatcher places or preempts
  * (and the most new jobs it takes into their queues).  At 1,000 shares a
  * pass reads its world in about 50 ms and then costs about 0.12 ms per job
- * it places or preempts (with the reclaiming job's nomination): 256 keeps
- * every pass of a burst near 60-90 ms, so its creates and stops go out
- * soon, while the fixed cost stays under half of a pass.  At 512 a
- * reclaiming pass took 110-135 ms (docs/benchmarks.md, 'Scale').
+ * it places or preempts (with the reclaiming job's nomination): at 256 the
+ * median pass of a burst took 80-93 ms, at 512 a reclaiming pass 110-135
+ * ms (docs/benchmarks.md, 'Scale (issue 24)').  Smaller passes read the
+ * world more often over a burst, which costs little next to sending it:
+ * SageMaker's creates go out at fairshare.api_rate_limit a second.
  */
 #define DISPATCH_PASS_DECISIONS 256
 
