@@ -33,6 +33,7 @@
 #include "nodes/value.h"
 #include "parser/parse_func.h"
 #include "pgstat.h"
+#include "tcop/tcopprot.h"
 #include "utils/snapmgr.h"
 #include "utils/json.h"
 #include "utils/timeout.h"
@@ -373,6 +374,29 @@ execute_in_transaction(FsApiRequest *req, FsApiResponse *resp)
 	resp->body_len = resp->body ? strlen(resp->body) : 0;
 }
 
+/*
+ * Set by the API worker's SIGINT handler: a query cancel (pg_cancel_backend)
+ * came while this worker served a request.
+ */
+static volatile sig_atomic_t cancel_seen = false;
+
+/*
+ * The API worker's SIGINT handler: what a backend does with a cancel
+ * (StatementCancelHandler), and a note of it for fairshare_api_execute.
+ * A cancel that comes while a commit waits for the synchronous standby
+ * ends that wait with only a warning, and takes QueryCancelPending with it:
+ * without this note the worker could not tell the wait ended unconfirmed.
+ */
+void
+fairshare_api_cancel_handler(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	cancel_seen = true;
+	StatementCancelHandler(postgres_signal_arg);
+	errno = save_errno;
+}
+
 void
 fairshare_api_execute(FsApiRequest *req, FsApiResponse *resp)
 {
@@ -382,6 +406,7 @@ fairshare_api_execute(FsApiRequest *req, FsApiResponse *resp)
 	ErrorData  *volatile edata = NULL;
 
 	memset(resp, 0, sizeof(*resp));
+	cancel_seen = false;
 	PG_TRY();
 	{
 		SetCurrentStatementStartTimestamp();
@@ -406,13 +431,15 @@ fairshare_api_execute(FsApiRequest *req, FsApiResponse *resp)
 			/*
 			 * A commit that waits for the synchronous standby returns without
 			 * an error when SIGTERM (a fast shutdown: Patroni demoting this
-			 * node) or the postmaster's death ends the wait.  The transaction
-			 * committed here but may never reach the node promoted next, so
-			 * this is no acknowledgement: answer 500, which clients retry --
-			 * with the same clientToken, a retry finds the job if it
-			 * survived and submits it again if not.
+			 * node), the postmaster's death or a query cancel ends the wait.
+			 * The transaction committed here but may never reach the node
+			 * promoted next, so this is no acknowledgement: answer 500,
+			 * which clients retry -- with the same clientToken, a retry finds
+			 * the job if it survived and submits it again if not.  (A cancel
+			 * that came before the commit raised an error there; one that
+			 * came after the wait costs a retry that finds the job.)
 			 */
-			if (ProcDiePending)
+			if (ProcDiePending || cancel_seen)
 				unconfirmed = true;
 		}
 		pgstat_report_activity(STATE_IDLE, NULL);
@@ -435,7 +462,7 @@ fairshare_api_execute(FsApiRequest *req, FsApiResponse *resp)
 		free(resp->body);
 		memset(resp, 0, sizeof(*resp));
 		fairshare_api_error(resp, 500, "ServerException",
-							psprintf("the server is shutting down and could not confirm that the request reached the synchronous standby; try again (request id %s)",
+							psprintf("the server could not confirm that the request reached the synchronous standby (it is shutting down, or the wait was canceled); try again (request id %s)",
 									 req->request_id));
 		return;
 	}

@@ -448,6 +448,7 @@ fairshare_api_main(Datum main_arg)
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
+	pqsignal(SIGINT, fairshare_api_cancel_handler);
 	pqsignal(SIGPIPE, SIG_IGN);
 	BackgroundWorkerUnblockSignals();
 

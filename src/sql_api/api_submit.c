@@ -32,6 +32,7 @@
 
 #include "catalog/pg_collation.h"
 #include "mb/pg_wchar.h"
+#include "replication/message.h"
 #include "utils/json.h"
 #include "utils/numeric.h"
 #include "utils/varlena.h"
@@ -561,6 +562,18 @@ fairshare_api_submit_service_job(PG_FUNCTION_ARGS)
 						 errhint("Use a new clientToken for a new request.")));
 			answer = submit_answer(caller_cxt, column_text(4), column_text(3), earlier_id);
 			SPI_finish();
+
+			/*
+			 * The earlier try's row is visible here even when its commit's
+			 * wait for the synchronous standby ended unconfirmed (a query
+			 * cancel ends it with a warning), so finding it is no proof it
+			 * survives a failover.  A commit waits for the standby only when
+			 * its transaction wrote WAL: an empty transactional message (the
+			 * record pg_logical_emit_message writes) makes this one wait for
+			 * the standby to confirm the WAL up to it, the earlier commit
+			 * included, before the retry is answered.
+			 */
+			(void) LogLogicalMessage("fairshare", "", 0, true);
 			PG_RETURN_DATUM(answer);
 		}
 	}
