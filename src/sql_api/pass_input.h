@@ -47,8 +47,8 @@ typedef struct PassWorld
  * however many shares there are: each share's prefix is cut to
  * PASS_LOAD_MAX / shares, but never below PASS_PREFIX_MIN.  Up to 256
  * shares schedule()'s head of 64 is not cut; the dispatcher's passes, which
- * ask for 512, load 163 a share at 100 shares; at 1,000 shares every pass
- * loads 16 a share (16,000 rows, not 64,000 or 512,000: loading them was
+ * ask for 256, load 163 a share at 100 shares; at 1,000 shares every pass
+ * loads 16 a share (16,000 rows, not 64,000 or 256,000: loading them was
  * most of a steady pass, bench/scale); at 10,000 shares 8 a share.  A
  * share that places all it was given is loaded again, deeper and uncut, by
  * the pass's next round (schedule.c: `deeper' below), so a burst into few

@@ -915,7 +915,7 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 		 * decide again on what is there now, around the held ones.  The last
 		 * try is locked too, so that what is written never waits.  Only
 		 * what will be written is locked: a bounded pass over a burst
-		 * decides thousands of jobs and writes 512 of them.
+		 * decides thousands of jobs and writes a few hundred of them.
 		 */
 		for (int retry = 0; !dry_run && !decisions_still_hold(world, result, cut, &busy) &&
 			 retry < MAX_STALE_RETRIES; retry++)
