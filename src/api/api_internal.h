@@ -27,10 +27,10 @@ extern void fairshare_api_connection_notify(void *cls, struct MHD_Connection *co
 											enum MHD_ConnectionNotificationCode toe);
 extern size_t fairshare_api_unescape_nothing(void *cls, struct MHD_Connection *c, char *s);
 
-/* Shared by every API worker (api_shared.c). */
-/* api_call.c: the API worker's SIGINT handler */
+/* The API worker's SIGINT handler (api_call.c). */
 extern void fairshare_api_cancel_handler(SIGNAL_ARGS);
 
+/* Shared by every API worker (api_shared.c). */
 extern void fairshare_api_shared_init(void);
 extern void fairshare_api_shared_attach(int worker);
 extern void fairshare_api_connection_opened(void);

@@ -1531,8 +1531,8 @@ compare_running_job_id(const void *a, const void *b)
 
 /*
  * The running job of that id, or NULL.  The running jobs are in job_id
- * order (attach_running); a scan of them for each of a reclaiming pass's
- * 512 victims was ten million comparisons at 20,000 running jobs.
+ * order (attach_running); a scan of them for each victim a reclaiming pass
+ * locks was millions of comparisons at 20,000 running jobs.
  */
 const FsRunningJob *
 fairshare_world_running(const PassWorld *w, int64 job_id)
