@@ -400,6 +400,22 @@ start_listening(bool *refused)
 	return true;
 }
 
+/*
+ * A query cancel (pg_cancel_backend) that comes between requests has
+ * nothing to cancel: drop it, as a backend does while it reads its next
+ * command.  Left pending, the next CHECK_FOR_INTERRUPTS here raised it
+ * outside any request, and the worker ended with an error (the postmaster
+ * restarted it, dropping its clients' connections).  A cancel during a
+ * request is taken there: the request fails, or (during its commit's wait
+ * for the synchronous standby) is answered 500 (api_call.c).
+ */
+static void
+check_for_interrupts_between_requests(void)
+{
+	QueryCancelPending = false;
+	CHECK_FOR_INTERRUPTS();
+}
+
 /* Wait for the latch or a socket, then let libmicrohttpd do its work. */
 static void
 serve_once(long max_wait_ms)
@@ -416,7 +432,7 @@ serve_once(long max_wait_ms)
 	}
 	(void) WaitEventSetWait(wait_set, timeout, events, lengthof(events), PG_WAIT_EXTENSION);
 	ResetLatch(MyLatch);
-	CHECK_FOR_INTERRUPTS();
+	check_for_interrupts_between_requests();
 	for (int i = 0; i < nlisteners; i++)
 		MHD_run(listeners[i].daemon);
 }
@@ -428,7 +444,7 @@ wait_latch(long ms)
 
 	if (rc & WL_LATCH_SET)
 		ResetLatch(MyLatch);
-	CHECK_FOR_INTERRUPTS();
+	check_for_interrupts_between_requests();
 }
 
 /* Whether this worker (0-based) has nothing to serve under the settings. */
@@ -479,7 +495,7 @@ fairshare_api_main(Datum main_arg)
 
 	for (;;)
 	{
-		CHECK_FOR_INTERRUPTS();
+		check_for_interrupts_between_requests();
 		if (ConfigReloadPending)
 		{
 			char	   *sig;
