@@ -70,16 +70,23 @@ LANGUAGE sql AS $$
 	SELECT s.position, j.job_name, s.share, s.scheduling_priority, s.pending_reason
 	  FROM fairshare.queue_snapshot(queue) s JOIN fairshare.jobs j USING (job_id) ORDER BY s.position
 $$;
+-- forget_jobs(): the jobs of the scenarios before run nowhere: forget them
+-- (replica mode skips the trigger that refuses to truncate placed jobs).
+CREATE FUNCTION pg_temp.forget_jobs() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM set_config('client_min_messages', 'warning', true);
+	PERFORM set_config('session_replication_role', 'replica', true);
+	TRUNCATE fairshare.jobs CASCADE;
+	PERFORM set_config('session_replication_role', 'origin', true);
+END
+$$;
 -- borrow_world(name, instances): no jobs, and a quota-share queue
 -- name-queue on its own environment `name' of `instances' x
 -- ml.p4d.24xlarge, shared by quota shares Borrower (LEND_AND_BORROW, a
 -- guarantee of 0) and Owner (LEND, a guarantee of all of it).
 CREATE FUNCTION pg_temp.borrow_world(name text, instances integer) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-	PERFORM set_config('client_min_messages', 'warning', true);
-	PERFORM set_config('session_replication_role', 'replica', true);
-	TRUNCATE fairshare.jobs CASCADE;
-	PERFORM set_config('session_replication_role', 'origin', true);
+	PERFORM pg_temp.forget_jobs();
 	INSERT INTO fairshare.service_environments (name) VALUES (name);
 	INSERT INTO fairshare.capacity_limits VALUES (name, 'ml.p4d.24xlarge', instances);
 	INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES (name || '-queue', 100, 'quota');
@@ -146,13 +153,7 @@ SELECT * FROM pg_temp.snapshot('prod');
 -- ProdExp1 (60, in-share preemption on) runs A (80), B (50), C (30), D (10),
 -- 15 instances each.  A priority-90 job of 15 arrives: D is preempted.
 -------------------------------------------------------------------------------
-SET client_min_messages = warning;
--- (the jobs of a scenario run nowhere: forget them; replica mode skips the
--- trigger that refuses to truncate placed jobs)
-SET session_replication_role = replica;
-TRUNCATE fairshare.jobs CASCADE;
-RESET session_replication_role;
-RESET client_min_messages;
+SELECT pg_temp.forget_jobs();
 SELECT count(*) FROM (SELECT pg_temp.submit('prod', 'ProdExp2', 'own-' || i, 10) FROM generate_series(1, 4) i) s;
 SELECT pg_temp.submit('prod', 'ProdExp1', 'A', 15, 80), pg_temp.submit('prod', 'ProdExp1', 'B', 15, 50),
 	   pg_temp.submit('prod', 'ProdExp1', 'C', 15, 30), pg_temp.submit('prod', 'ProdExp1', 'D', 15, 10);
@@ -172,13 +173,7 @@ SELECT pg_temp.why('D');
 
 -- Had idle capacity been there to borrow, the job would have borrowed it:
 -- preemption is the last resort.
-SET client_min_messages = warning;
--- (the jobs of a scenario run nowhere: forget them; replica mode skips the
--- trigger that refuses to truncate placed jobs)
-SET session_replication_role = replica;
-TRUNCATE fairshare.jobs CASCADE;
-RESET session_replication_role;
-RESET client_min_messages;
+SELECT pg_temp.forget_jobs();
 SELECT pg_temp.submit('prod', 'ProdExp2', 'own-half', 20);
 SELECT pg_temp.submit('prod', 'ProdExp1', 'A', 15, 80), pg_temp.submit('prod', 'ProdExp1', 'B', 15, 50),
 	   pg_temp.submit('prod', 'ProdExp1', 'C', 15, 30), pg_temp.submit('prod', 'ProdExp1', 'D', 15, 10);
@@ -193,13 +188,7 @@ SELECT * FROM pg_temp.held('prod');
 -- 3. Share weights.  A fair-share queue whose policy has HIGHPRI (1),
 -- MIDPRI (3), LOWPRI (5), on an environment of 1 instance.
 -------------------------------------------------------------------------------
-SET client_min_messages = warning;
--- (the jobs of a scenario run nowhere: forget them; replica mode skips the
--- trigger that refuses to truncate placed jobs)
-SET session_replication_role = replica;
-TRUNCATE fairshare.jobs CASCADE;
-RESET session_replication_role;
-RESET client_min_messages;
+SELECT pg_temp.forget_jobs();
 INSERT INTO fairshare.service_environments (name) VALUES ('one');
 INSERT INTO fairshare.capacity_limits VALUES ('one', 'NUM_INSTANCES', 1);
 INSERT INTO fairshare.scheduling_policies (name, kind) VALUES ('weights', 'FAIR_SHARE');
@@ -227,13 +216,7 @@ SELECT * FROM pg_temp.pass();
 -- 4. Steady-state proportions: weights 1/3/5 with saturated demand converge
 -- to 15/23, 5/23, 3/23 of capacity (within one instance).
 -------------------------------------------------------------------------------
-SET client_min_messages = warning;
--- (the jobs of a scenario run nowhere: forget them; replica mode skips the
--- trigger that refuses to truncate placed jobs)
-SET session_replication_role = replica;
-TRUNCATE fairshare.jobs CASCADE;
-RESET session_replication_role;
-RESET client_min_messages;
+SELECT pg_temp.forget_jobs();
 UPDATE fairshare.capacity_limits SET max_capacity = 46 WHERE service_environment = 'one';
 SELECT count(*) FROM (SELECT pg_temp.submit('research', s, s || '-' || i, 1)
 						FROM unnest(ARRAY['HIGHPRI', 'MIDPRI', 'LOWPRI']) s, generate_series(1, 300) i) jobs;
@@ -261,13 +244,7 @@ SELECT share, held, abs(held - 46 * CASE share WHEN 'HIGHPRI' THEN 15 WHEN 'MIDP
 -------------------------------------------------------------------------------
 -- 5. Two queues on one environment: the higher-priority queue's jobs go first.
 -------------------------------------------------------------------------------
-SET client_min_messages = warning;
--- (the jobs of a scenario run nowhere: forget them; replica mode skips the
--- trigger that refuses to truncate placed jobs)
-SET session_replication_role = replica;
-TRUNCATE fairshare.jobs CASCADE;
-RESET session_replication_role;
-RESET client_min_messages;
+SELECT pg_temp.forget_jobs();
 INSERT INTO fairshare.service_environments (name) VALUES ('shared');
 INSERT INTO fairshare.capacity_limits VALUES ('shared', 'NUM_INSTANCES', 10);
 INSERT INTO fairshare.job_queues (name, priority) VALUES ('batch-low', 1), ('batch-high', 100);
@@ -282,13 +259,7 @@ SELECT pg_temp.why('low-1');
 -- 6. Fallback: a job listing p5 then p4d runs on p4d when p5 is full, and
 -- moves to p4d when SageMaker answers its p5 attempt with a capacity failure.
 -------------------------------------------------------------------------------
-SET client_min_messages = warning;
--- (the jobs of a scenario run nowhere: forget them; replica mode skips the
--- trigger that refuses to truncate placed jobs)
-SET session_replication_role = replica;
-TRUNCATE fairshare.jobs CASCADE;
-RESET session_replication_role;
-RESET client_min_messages;
+SELECT pg_temp.forget_jobs();
 INSERT INTO fairshare.service_environments (name) VALUES ('p5');
 INSERT INTO fairshare.capacity_limits VALUES ('p5', 'ml.p5.48xlarge', 8);
 INSERT INTO fairshare.job_queues (name) VALUES ('gpu');
@@ -332,13 +303,7 @@ SELECT job_name, status FROM fairshare.jobs WHERE job_name = 'dry';
 -- running jobs' time limits -- and, as far as the jobs ending by then give
 -- back more than the starving job needs, by a job of any length.
 -------------------------------------------------------------------------------
-SET client_min_messages = warning;
--- (the jobs of a scenario run nowhere: forget them; replica mode skips the
--- trigger that refuses to truncate placed jobs)
-SET session_replication_role = replica;
-TRUNCATE fairshare.jobs CASCADE;
-RESET session_replication_role;
-RESET client_min_messages;
+SELECT pg_temp.forget_jobs();
 -- submit_limited(queue, name, instances, MaxRuntimeInSeconds): one job with a time limit.
 CREATE FUNCTION pg_temp.submit_limited(queue text, name text, n integer, seconds integer) RETURNS bigint
 LANGUAGE sql AS $$
@@ -556,11 +521,7 @@ RESET fairshare.preemption_min_runtime;
 -- stops short of max_jobs 300.  The next pass's first round places less
 -- than half, so it goes on deeper into rr-big and takes in the rest.
 -------------------------------------------------------------------------------
-SET client_min_messages = warning;
-SET session_replication_role = replica;
-TRUNCATE fairshare.jobs CASCADE;
-RESET session_replication_role;
-RESET client_min_messages;
+SELECT pg_temp.forget_jobs();
 INSERT INTO fairshare.service_environments (name) VALUES ('rr');
 INSERT INTO fairshare.capacity_limits VALUES ('rr', 'ml.p4d.24xlarge', 1000);
 INSERT INTO fairshare.scheduling_policies (name, kind) VALUES ('rr-fair', 'FAIR_SHARE');
