@@ -338,6 +338,16 @@ extern int	fs_merge_next(FsMerge *m, int *share);
 extern int	fs_merge_next_loaded(FsMerge *m, int *share);
 extern bool fs_prefix_used_up(FsPass *pass, int share);
 
+/*
+ * Whether the pass stops before its next job: a share's loaded head ran
+ * out (prefix_used_up) or the pass's budget is spent (budget_spent).
+ */
+static inline bool
+fs_pass_halted(const FsPass *pass)
+{
+	return pass->prefix_used_up || pass->budget_spent;
+}
+
 /* pass.c */
 extern void fs_pass_begin(FsPass *pass, const FsInput *in, const FsAllocator *allocator);
 extern void fs_pass_abandon(FsPass *pass);

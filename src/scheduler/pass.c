@@ -409,10 +409,9 @@ fs_schedule(const FsInput *input, const FsAllocator *allocator)
 				fs_quota_share_turn(&pass, queue);
 				break;
 		}
-		if (pass.prefix_used_up)
-			break;				/* the rest waits for a pass with fresh heads */
-		if (pass.budget_spent)
-			break;				/* the rest waits for the next bounded pass */
+		if (fs_pass_halted(&pass))
+			break;				/* the rest waits for a pass with fresh heads,
+								 * or for the next bounded pass */
 	}
 	for (i = 0; i < input->n_queues && !pass.budget_spent; i++)	/* 5. starvation */
 		fs_nominate_starving_job(&pass, pass.queue_order[i]);

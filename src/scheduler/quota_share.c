@@ -167,7 +167,7 @@ place_borrowers(FsPass *pass, int queue)
 		pass->shares[qs->shares[i]].cursor = pass->shares[qs->shares[i]].first_job;
 		offer_borrower(&turn, &heap, i);
 	}
-	while (heap.n > 0 && !pass->prefix_used_up && !pass->budget_spent)
+	while (heap.n > 0 && !fs_pass_halted(pass))
 	{
 		int			i_share = fs_heap_pop(&heap);
 		int			share = qs->shares[i_share];
@@ -221,7 +221,7 @@ fs_quota_share_turn(FsPass *pass, int queue)
 	/* step 1 ran at the start of the pass for every queue */
 	fs_keep_reserve(pass, queue);
 	place_guaranteed_jobs(pass, queue); /* step 2 */
-	if (pass->prefix_used_up || pass->budget_spent)
+	if (fs_pass_halted(pass))
 		return;
 
 	/* a starving borrower's room is held from here on, not against step 2 */
@@ -229,7 +229,7 @@ fs_quota_share_turn(FsPass *pass, int queue)
 	fs_serve_starver(pass, queue, &borrower);
 
 	place_borrowers(pass, queue);	/* step 3 */
-	if (pass->prefix_used_up || pass->budget_spent)
+	if (fs_pass_halted(pass))
 		return;
 	preempt_within_shares(pass, queue); /* step 4 */
 
@@ -251,10 +251,10 @@ fs_quota_share_turn(FsPass *pass, int queue)
 		reserve_shrunk = pass->reserve_shrunk;
 		fs_keep_reserve(pass, queue);
 		place_guaranteed_jobs(pass, queue);
-		if (pass->prefix_used_up || pass->budget_spent)
+		if (fs_pass_halted(pass))
 			return;
 		place_borrowers(pass, queue);
-		if (pass->prefix_used_up || pass->budget_spent)
+		if (fs_pass_halted(pass))
 			return;
 	}
 }
