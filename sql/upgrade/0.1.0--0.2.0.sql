@@ -469,7 +469,7 @@ AS 'MODULE_PATHNAME', 'fairshare_schedule'
 LANGUAGE C VOLATILE
 SET search_path = pg_catalog, fairshare, pg_temp;
 COMMENT ON FUNCTION fairshare.schedule(boolean, integer) IS
-	'One scheduling pass that places or preempts at most max_jobs jobs (a preemption''s victims together) and takes in at most max_jobs new ones, as the dispatcher''s passes do; what is left waits for the next pass.';
+	'One scheduling pass that places or preempts at most max_jobs jobs, counting the job each reclaim is for (a reclaim''s victims and that job together), and takes in at most max_jobs new ones, as the dispatcher''s passes do; what is left waits for the next pass.';
 REVOKE ALL ON FUNCTION fairshare.schedule(boolean, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare.schedule(boolean, integer) TO fairshare_admin;
 

@@ -256,9 +256,11 @@ typedef struct FsPass
 	bool		prefix_used_up;
 
 	/*
-	 * Jobs placed or preempted so far, and whether that reached the input's
+	 * Jobs placed or preempted so far, and those reclaimed for
+	 * (fs_decision_counted()), and whether that reached the input's
 	 * decision_limit: then every step stops before its next job (a reclaim
-	 * already begun is finished), and so does the pass.
+	 * already begun is finished, its nomination included), and so does the
+	 * pass.
 	 */
 	int			decided_jobs;
 	bool		budget_spent;

@@ -54,7 +54,7 @@ fs_add_decision(FsPass *pass, FsDecisionKind kind, int job)
 	d = &r->decisions[r->n_decisions++];
 	memset(d, 0, sizeof(*d));
 	d->kind = kind;
-	if (kind == FS_DECISION_PLACE || kind == FS_DECISION_PREEMPT)
+	if (fs_decision_counted(r, r->n_decisions - 1))
 	{
 		pass->decided_jobs++;
 		if (pass->in->decision_limit > 0 && pass->decided_jobs >= pass->in->decision_limit)

@@ -288,11 +288,12 @@ typedef struct FsInput
 	bool		collect_wait_reasons;	/* fill FsResult.wait_reasons */
 
 	/*
-	 * A bounded pass: once the pass has placed or preempted this many jobs
-	 * (a reclaim's victims together), it decides nothing more -- the
-	 * wrapper writes no more than that, and the next pass decides the rest
-	 * on what it wrote.  Its decisions up to there are the same as without
-	 * the limit.  0: no limit.
+	 * A bounded pass: once the pass has placed or preempted this many jobs,
+	 * counting the job each reclaim was for (fs_decision_counted(); a
+	 * reclaim's victims and its nomination together), it decides nothing more -- the wrapper writes
+	 * no more than that, and the next pass decides the rest on what it
+	 * wrote.  Its decisions up to there are the same as without the limit.
+	 * 0: no limit.
 	 */
 	int			decision_limit;
 
@@ -320,6 +321,7 @@ typedef enum FsDecisionKind
 	FS_DECISION_DROP_NOMINATION,	/* earlier nomination no longer stands */
 	FS_DECISION_MISCONFIGURED	/* job can never fit; stays RUNNABLE with reason */
 } FsDecisionKind;
+
 
 typedef enum FsPreemptReason
 {
@@ -478,6 +480,25 @@ typedef struct FsResult
 	bool		decision_limit_reached;
 	FsPassStats stats;
 } FsResult;
+
+/*
+ * Does decision i of r count against FsInput.decision_limit?  A placement,
+ * a preemption (one per victim), and the nomination of the job a reclaim
+ * stopped victims for (it comes right after them): each writes a job row,
+ * so a reclaim of k victims spends k + 1.  Other nominations (a reclaim
+ * that waits without victims, a starving job, one made again on victims
+ * still stopping) do not count: they come one per job that waits, and a
+ * pass that counted them could spend a small budget on the same jobs'
+ * nominations every time and never reach a reclaim behind them.
+ */
+static inline bool
+fs_decision_counted(const FsResult *r, int i)
+{
+	FsDecisionKind kind = r->decisions[i].kind;
+
+	return kind == FS_DECISION_PLACE || kind == FS_DECISION_PREEMPT ||
+		(kind == FS_DECISION_NOMINATE && i > 0 && r->decisions[i - 1].kind == FS_DECISION_PREEMPT);
+}
 
 /* ---------- functions ---------- */
 

@@ -205,11 +205,11 @@ begins_counted_write(const FsResult *r, int i)
 }
 
 /*
- * The first decision a pass with `budget' jobs left to place or preempt
- * (-1: no limit) leaves out: the next placement or preemption once the
- * budget is spent (see handle_decisions); r->n_decisions if none.  Its
- * decisions before that are what the pass locks and writes.  *spent: the
- * jobs those place or preempt.
+ * The first decision a pass with `budget' jobs left to place, preempt or
+ * reclaim for (-1: no limit) leaves out: the next placement or preemption
+ * once the budget is spent (see handle_decisions); r->n_decisions if none.
+ * Its decisions before that are what the pass locks and writes.  *spent:
+ * the jobs those count (fs_decision_counted()).
  */
 static int
 decisions_cut(const FsResult *r, int budget, int *spent)
@@ -219,11 +219,9 @@ decisions_cut(const FsResult *r, int budget, int *spent)
 	*spent = 0;
 	for (int i = 0; i < r->n_decisions; i++)
 	{
-		const FsDecision *d = &r->decisions[i];
-
 		if (budget >= 0 && left == 0 && begins_counted_write(r, i))
 			return i;
-		if (d->kind == FS_DECISION_PLACE || d->kind == FS_DECISION_PREEMPT)
+		if (fs_decision_counted(r, i))
 		{
 			(*spent)++;
 			if (left > 0)

@@ -23,12 +23,12 @@
 #define MAX_RESULTS_PER_WAIT 64
 
 /*
- * The most jobs one scheduling pass of the dispatcher places or preempts
- * (and the most new jobs it takes into their queues).  At 1,000 shares a
- * pass reads its world in about 50 ms and then costs about 0.12 ms per job
- * it places or preempts (with the reclaiming job's nomination): at 256 the
- * median pass of a burst took 80-101 ms, at 512 a reclaiming pass 110-135
- * ms (docs/benchmarks.md, 'Scale (issue 24)').  Smaller passes read the
+ * The most jobs one scheduling pass of the dispatcher places or preempts,
+ * counting the job each reclaim is for (fs_decision_counted()), and the
+ * most new jobs it takes into their queues.  At 1,000 shares a pass reads
+ * its world in about 50 ms and then costs about 0.12 ms per job row it
+ * writes: at 256 the median pass of a burst took 80-101 ms, at 512 a
+ * reclaiming pass 110-135 ms (docs/benchmarks.md, 'Scale (issue 24)').  Smaller passes read the
  * world more often over a burst, which costs little next to sending it:
  * SageMaker's creates go out at fairshare.api_rate_limit a second.
  */

@@ -408,9 +408,10 @@ same_decision(const FsDecision *a, const FsDecision *b)
 /*
  * The pass again with FsInput.decision_limit.  It may stop early, but
  * never decide otherwise: its decisions are the first ones of the
- * unbounded pass.  It must not stop before it has placed or preempted as
- * many jobs as the limit (or all the unbounded pass did), and must say it
- * stopped at the limit when the unbounded pass decided more.
+ * unbounded pass.  It must not stop before it has spent the limit
+ * (fs_decision_counted(): placed, preempted, reclaimed for) or decided all
+ * the unbounded pass did, and must say it stopped at the limit when the
+ * unbounded pass decided more.
  */
 void
 sim_compare_bounded(Sim *sim, const FsResult *full)
@@ -427,7 +428,7 @@ sim_compare_bounded(Sim *sim, const FsResult *full)
 	for (int i = 0; same && i < bounded->n_decisions; i++)
 		same = same_decision(&full->decisions[i], &bounded->decisions[i]);
 	for (int i = 0; i < full->n_decisions; i++)
-		if (full->decisions[i].kind == FS_DECISION_PLACE || full->decisions[i].kind == FS_DECISION_PREEMPT)
+		if (fs_decision_counted(full, i))
 		{
 			counted_full++;
 			if (i < bounded->n_decisions)

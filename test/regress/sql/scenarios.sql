@@ -535,5 +535,23 @@ SELECT placed >= 150 AND placed < 300 AS first_pass_stopped_short FROM rr_passes
 SELECT sum(placed) AS placed_by_both FROM rr_passes;
 SELECT count(*) FILTER (WHERE status = 'RUNNABLE') AS waiting FROM fairshare.jobs WHERE job_queue = 'rr-queue';
 
+-------------------------------------------------------------------------------
+-- A reclaim spends max_jobs on its victims and on the job it is for, whose
+-- nomination is written with them: each of Owner's four jobs of one
+-- instance reclaims one borrower, so max_jobs 4 covers two reclaims (two
+-- victims, two nominations) and leaves two for the next pass.
+-------------------------------------------------------------------------------
+SET fairshare.preemption_min_runtime = 0;
+SELECT pg_temp.borrow_world('rc', 6);
+SELECT count(pg_temp.submit('rc-queue', 'Borrower', 'rc-b' || i, 1)) AS borrowers FROM generate_series(1, 6) i;
+SELECT count(*) AS placed FROM pg_temp.pass() WHERE action = 'PLACE';
+SELECT pg_temp.all_training();
+SELECT count(pg_temp.submit('rc-queue', 'Owner', 'rc-o' || i, 1)) AS owners FROM generate_series(1, 4) i;
+SELECT action, count(*) FROM fairshare.schedule(false, 4) GROUP BY 1;
+SELECT count(*) FILTER (WHERE nomination_kind = 'PREEMPTION') AS nominated FROM fairshare.jobs WHERE quota_share = 'Owner';
+SELECT action, count(*) FROM fairshare.schedule(false, 4) GROUP BY 1;
+SELECT count(*) FILTER (WHERE nomination_kind = 'PREEMPTION') AS nominated FROM fairshare.jobs WHERE quota_share = 'Owner';
+RESET fairshare.preemption_min_runtime;
+
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
