@@ -956,6 +956,7 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 	FairshareStatement *statements[3] = {&fifo_heads_stmt, &fair_heads_stmt, &quota_heads_stmt};
 	int			kept;
 	int			each;
+	int			each_fair;
 
 	for (int k = 0; k < 3; k++)
 	{
@@ -978,6 +979,7 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 		if (!share_without_room[s])
 			n_loaded++;
 	each = Min(prefix, Max(Max(PASS_PREFIX_MIN, least_prefix), PASS_LOAD_MAX / Max(n_loaded, 1)));
+	each_fair = Min(each, Max(Max(PASS_FAIR_PREFIX_MIN, least_prefix / 2), PASS_FAIR_LOAD_MAX / Max(n_loaded, 1)));
 	for (int s = 0; s < n_shares; s++)
 	{
 		const FsQueue *q = &w->input.queues[w->input.shares[s].queue];
@@ -987,7 +989,7 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 		limit[s] = 0;
 		if (share_without_room[s])
 			continue;
-		limit[s] = each;
+		limit[s] = k == 1 ? each_fair : each;
 		if (focus_queue && strcmp(focus_queue, q->name) == 0 &&
 			(focus_share == NULL || strcmp(focus_share, w->input.shares[s].name) == 0))
 			limit[s] = Max(focus_prefix, each);

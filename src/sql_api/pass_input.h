@@ -49,13 +49,26 @@ typedef struct PassWorld
  * shares schedule()'s head of 64 is not cut; the dispatcher's passes, which
  * ask for 256, load 163 a share at 100 shares; at 1,000 shares every pass
  * loads 16 a share (16,000 rows, not 64,000 or 256,000: loading them was
- * most of a steady pass, bench/scale); at 10,000 shares 8 a share.  A
+ * most of a steady pass, bench/scale); at 10,000 shares 8 a share (fair
+ * shares less, below).  A
  * share that places all it was given is loaded again, deeper and uncut, by
  * the pass's next round (schedule.c: `deeper' below), so a burst into few
  * shares still fills.
  */
 #define PASS_LOAD_MAX	16384
 #define PASS_PREFIX_MIN	8
+
+/*
+ * Fair shares are cut shorter, to PASS_FAIR_LOAD_MAX / shares but never
+ * below PASS_FAIR_PREFIX_MIN (4 a share at 1,000 shares): each pass gives
+ * the next job to the share with the least usage, so with many shares
+ * each takes one or two a pass, and loading 16 was a third of a burst's
+ * pass.  A share far below the others uses its head up and is loaded
+ * deeper in the next round, as above.  Quota shares are not cut so: a
+ * share below its guarantee takes job after job up to it.
+ */
+#define PASS_FAIR_LOAD_MAX		4096
+#define PASS_FAIR_PREFIX_MIN	4
 
 /*
  * Load the world as of now.  Every share gets a prefix of `prefix' RUNNABLE

@@ -553,5 +553,29 @@ SELECT action, count(*) FROM fairshare.schedule(false, 4) GROUP BY 1;
 SELECT count(*) FILTER (WHERE nomination_kind = 'PREEMPTION') AS nominated FROM fairshare.jobs WHERE quota_share = 'Owner';
 RESET fairshare.preemption_min_runtime;
 
+-------------------------------------------------------------------------------
+-- At 1,000 fair shares a pass loads 4 jobs of each (4,096 / shares; quota
+-- shares keep 16): each pass gives the next job to the share with the least
+-- usage, so many shares take one or two each.  1,000 shares wait with 6
+-- jobs of one instance, on room for all: max_jobs 5,000 places the 4 of
+-- each share it loaded and stops where the first share's fifth would be
+-- next (4,000; with 16 loaded it placed 5,000), having spent more than
+-- half; the next pass places the rest.
+-------------------------------------------------------------------------------
+SELECT pg_temp.forget_jobs();
+INSERT INTO fairshare.service_environments (name) VALUES ('fh');
+INSERT INTO fairshare.capacity_limits VALUES ('fh', 'ml.p4d.24xlarge', 10000);
+INSERT INTO fairshare.scheduling_policies (name, kind) VALUES ('fh-fair', 'FAIR_SHARE');
+INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES ('fh-queue', 100, 'fh-fair');
+INSERT INTO fairshare.queue_environments VALUES ('fh-queue', 'fh', 1);
+SELECT count(pg_temp.submit('fh-queue', 'fh-s' || s, 'fh-' || s || '-' || i, 1))
+  FROM generate_series(1, 1000) s, generate_series(1, 6) i;
+SELECT count(*) AS placed FROM fairshare.schedule(false, 5000);
+SELECT count(DISTINCT share_identifier) AS shares, max(n) AS most, min(n) AS least
+  FROM (SELECT share_identifier, count(*) n FROM fairshare.jobs
+		 WHERE job_queue = 'fh-queue' AND status = 'SCHEDULED' GROUP BY 1) p;
+SELECT count(*) AS placed FROM fairshare.schedule(false, 5000);
+SELECT count(*) FILTER (WHERE status = 'RUNNABLE') AS waiting FROM fairshare.jobs WHERE job_queue = 'fh-queue';
+
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
