@@ -938,7 +938,8 @@ order_runnable(PassWorld *w, JobList *list, int n_heads)
 
 static void
 load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *focus_share,
-			  int focus_prefix, HTAB *deeper, int least_prefix, const bool *share_without_room)
+			  int focus_prefix, HTAB *deeper, int least_prefix, bool bounded,
+			  const bool *share_without_room)
 {
 	int			n_shares = w->input.n_shares;
 	int			n_loaded = 0;
@@ -979,7 +980,8 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 		if (!share_without_room[s])
 			n_loaded++;
 	each = Min(prefix, Max(Max(PASS_PREFIX_MIN, least_prefix), PASS_LOAD_MAX / Max(n_loaded, 1)));
-	each_fair = Min(each, Max(Max(PASS_FAIR_PREFIX_MIN, least_prefix / 2), PASS_FAIR_LOAD_MAX / Max(n_loaded, 1)));
+	each_fair = !bounded ? each :
+		Min(each, Max(Max(PASS_FAIR_PREFIX_MIN, least_prefix / 2), PASS_FAIR_LOAD_MAX / Max(n_loaded, 1)));
 	for (int s = 0; s < n_shares; s++)
 	{
 		const FsQueue *q = &w->input.queues[w->input.shares[s].queue];
@@ -1373,7 +1375,7 @@ fairshare_deeper_shares(HTAB *set, const PassWorld *w, const bool *marked)
 
 PassWorld *
 fairshare_load_world(int prefix, const char *focus_queue, const char *focus_share, int focus_prefix,
-			  bool collect_wait_reasons, HTAB *deeper, int least_prefix)
+			  bool collect_wait_reasons, HTAB *deeper, int least_prefix, bool bounded)
 {
 	MemoryContext cxt = AllocSetContextCreate(TopTransactionContext, "fairshare pass",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -1437,7 +1439,7 @@ fairshare_load_world(int prefix, const char *focus_queue, const char *focus_shar
 									  alloc_array(w, w->input.n_environments + w->input.n_shares,
 												  sizeof(int64_t)),
 									  share_without_room);
-	load_runnable(w, prefix, focus_queue, focus_share, focus_prefix, deeper, least_prefix,
+	load_runnable(w, prefix, focus_queue, focus_share, focus_prefix, deeper, least_prefix, bounded,
 				  share_without_room);
 	n_runnable = w->n_jobs;
 	attach_running(w, &held);
