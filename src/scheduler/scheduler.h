@@ -290,10 +290,10 @@ typedef struct FsInput
 	/*
 	 * A bounded pass: once the pass has placed or preempted this many jobs,
 	 * counting the job each reclaim was for (fs_decision_counted(); a
-	 * reclaim's victims and its nomination together), it decides nothing more -- the wrapper writes
-	 * no more than that, and the next pass decides the rest on what it
-	 * wrote.  Its decisions up to there are the same as without the limit.
-	 * 0: no limit.
+	 * reclaim's victims and its nomination together), it decides nothing
+	 * more -- the wrapper writes no more than that, and the next pass
+	 * decides the rest on what it wrote.  Its decisions up to there are the
+	 * same as without the limit.  0: no limit.
 	 */
 	int			decision_limit;
 
@@ -321,7 +321,6 @@ typedef enum FsDecisionKind
 	FS_DECISION_DROP_NOMINATION,	/* earlier nomination no longer stands */
 	FS_DECISION_MISCONFIGURED	/* job can never fit; stays RUNNABLE with reason */
 } FsDecisionKind;
-
 
 typedef enum FsPreemptReason
 {

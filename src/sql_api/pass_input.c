@@ -975,7 +975,10 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 		if (nominated.jobs[i].job.nomination.kind != FS_NOMINATION_NONE)
 			n_nominated[nominated.jobs[i].share]++;
 
-	/* the head of each share, cut so that the pass loads PASS_LOAD_MAX at most */
+	/*
+	 * the head of each share, cut so that the pass loads PASS_LOAD_MAX at
+	 * most (the fair shares of a bounded pass PASS_FAIR_LOAD_MAX)
+	 */
 	for (int s = 0; s < n_shares; s++)
 		if (!share_without_room[s])
 			n_loaded++;

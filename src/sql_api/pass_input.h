@@ -50,10 +50,9 @@ typedef struct PassWorld
  * ask for 256, load 163 a share at 100 shares; at 1,000 shares every pass
  * loads 16 a share (16,000 rows, not 64,000 or 256,000: loading them was
  * most of a steady pass, bench/scale); at 10,000 shares 8 a share (fair
- * shares less, below).  A
- * share that places all it was given is loaded again, deeper and uncut, by
- * the pass's next round (schedule.c: `deeper' below), so a burst into few
- * shares still fills.
+ * shares in a bounded pass fewer, below).  A share that places all it was
+ * given is loaded again, deeper and uncut, by the pass's next round
+ * (schedule.c: `deeper' below), so a burst into few shares still fills.
  */
 #define PASS_LOAD_MAX	16384
 #define PASS_PREFIX_MIN	8
