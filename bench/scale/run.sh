@@ -25,8 +25,9 @@
 #     free; each churn round on a freshly vacuumed table), timed both as
 #     one schedule() and as the dispatcher runs it, which the goal is
 #     about (passes of schedule(false, BATCH) until one decides nothing:
-#     how many, the longest, their sum), each rolled back, all in one session after WARM passes in it, as the
-#     dispatcher's long-lived backend runs them (its plans cached);
+#     how many, the longest, their sum), each rolled back, all in one
+#     session after WARM passes in it, as the dispatcher's long-lived
+#     backend runs them (its plans cached);
 #   - the wrapper's load alone: the query that reads the head of every
 #     share (pass_input.c), at heads of 8, 64 (schedule()) and BATCH (the
 #     dispatcher's passes, which load up to their placement limit), so the

@@ -554,9 +554,10 @@ SELECT count(*) FILTER (WHERE nomination_kind = 'PREEMPTION') AS nominated FROM 
 RESET fairshare.preemption_min_runtime;
 
 -------------------------------------------------------------------------------
--- At 1,000 fair shares a pass loads 4 jobs of each (4,096 / shares; quota
--- shares keep 16): each pass gives the next job to the share with the least
--- usage, so many shares take one or two each.  1,000 shares wait with 6
+-- At 1,000 fair shares a bounded pass loads 4 jobs of each (4,096 / shares;
+-- quota shares, and schedule() without a limit, keep 16): each pass gives
+-- the next job to the share with the least usage, so many shares take one
+-- or two each.  1,000 shares wait with 6
 -- jobs of one instance, on room for all: max_jobs 5,000 places the 4 of
 -- each share it loaded and stops where the first share's fifth would be
 -- next (4,000; with 16 loaded it placed 5,000), having spent more than
