@@ -97,6 +97,18 @@ BEGIN
 		(name || '-queue', 'Borrower', 'ml.p4d.24xlarge', 0), (name || '-queue', 'Owner', 'ml.p4d.24xlarge', instances);
 END
 $$;
+-- A fair-share queue NAME-queue (policy NAME-fair) on environment NAME of
+-- INSTANCES ml.p4d.24xlarge, after forgetting the jobs before.
+CREATE FUNCTION pg_temp.fair_world(name text, instances integer) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_temp.forget_jobs();
+	INSERT INTO fairshare.service_environments (name) VALUES (name);
+	INSERT INTO fairshare.capacity_limits VALUES (name, 'ml.p4d.24xlarge', instances);
+	INSERT INTO fairshare.scheduling_policies (name, kind) VALUES (name || '-fair', 'FAIR_SHARE');
+	INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES (name || '-queue', 100, name || '-fair');
+	INSERT INTO fairshare.queue_environments VALUES (name || '-queue', name, 1);
+END
+$$;
 CREATE FUNCTION pg_temp.why(name text) RETURNS text LANGUAGE sql AS $$
 	SELECT fairshare.explain(job_id) ->> 'summary' FROM fairshare.jobs WHERE job_name = name
 $$;
@@ -521,12 +533,7 @@ RESET fairshare.preemption_min_runtime;
 -- stops short of max_jobs 300.  The next pass's first round places less
 -- than half, so it goes on deeper into rr-big and takes in the rest.
 -------------------------------------------------------------------------------
-SELECT pg_temp.forget_jobs();
-INSERT INTO fairshare.service_environments (name) VALUES ('rr');
-INSERT INTO fairshare.capacity_limits VALUES ('rr', 'ml.p4d.24xlarge', 1000);
-INSERT INTO fairshare.scheduling_policies (name, kind) VALUES ('rr-fair', 'FAIR_SHARE');
-INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES ('rr-queue', 100, 'rr-fair');
-INSERT INTO fairshare.queue_environments VALUES ('rr-queue', 'rr', 1);
+SELECT pg_temp.fair_world('rr', 1000);
 SELECT count(pg_temp.submit('rr-queue', 'rr-s' || i, 'rr-s' || i, 1)) AS small FROM generate_series(1, 200) i;
 SELECT count(pg_temp.submit('rr-queue', 'rr-big', 'rr-big' || i, 1)) AS big FROM generate_series(1, 300) i;
 CREATE TEMP TABLE rr_passes AS SELECT 1 AS pass, count(*) AS placed FROM fairshare.schedule(false, 300);
@@ -557,18 +564,12 @@ RESET fairshare.preemption_min_runtime;
 -- At 1,000 fair shares a bounded pass loads 4 jobs of each (4,096 / shares;
 -- quota shares, and schedule() without a limit, keep 16): each pass gives
 -- the next job to the share with the least usage, so many shares take one
--- or two each.  1,000 shares wait with 6
--- jobs of one instance, on room for all: max_jobs 5,000 places the 4 of
--- each share it loaded and stops where the first share's fifth would be
--- next (4,000; with 16 loaded it placed 5,000), having spent more than
--- half; the next pass places the rest.
+-- or two each.  1,000 shares wait with 6 jobs of one instance, on room for
+-- all: max_jobs 5,000 places the 4 of each share it loaded and stops where
+-- the first share's fifth would be next (4,000; with 16 loaded it placed
+-- 5,000), having spent more than half; the next pass places the rest.
 -------------------------------------------------------------------------------
-SELECT pg_temp.forget_jobs();
-INSERT INTO fairshare.service_environments (name) VALUES ('fh');
-INSERT INTO fairshare.capacity_limits VALUES ('fh', 'ml.p4d.24xlarge', 10000);
-INSERT INTO fairshare.scheduling_policies (name, kind) VALUES ('fh-fair', 'FAIR_SHARE');
-INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES ('fh-queue', 100, 'fh-fair');
-INSERT INTO fairshare.queue_environments VALUES ('fh-queue', 'fh', 1);
+SELECT pg_temp.fair_world('fh', 10000);
 SELECT count(pg_temp.submit('fh-queue', 'fh-s' || s, 'fh-' || s || '-' || i, 1))
   FROM generate_series(1, 1000) s, generate_series(1, 6) i;
 SELECT count(*) AS placed FROM fairshare.schedule(false, 5000);
