@@ -313,3 +313,34 @@ fs_decayed_usage(double usage, FsTime usage_at, FsTime now, FsTime half_life, in
 	factor = pow(2.0, -(double) (now - usage_at) / (double) half_life);
 	return usage * factor + (double) held_now * (1.0 - factor);
 }
+
+void
+fs_fair_first_keys(const FsInput *in, const int *first_instances, int64_t *held, double *key)
+{
+	for (int s = 0; s < in->n_shares; s++)
+		held[s] = 0;
+	/* what the pass counts as held (snapshot_running): stopping jobs too */
+	for (int r = 0; r < in->n_running; r++)
+	{
+		const FsRunningJob *run = &in->running[r];
+
+		if (run->share >= 0 && run->share < in->n_shares && run->instance_count > 0 &&
+			run->environment >= 0 && run->environment < in->n_environments)
+			held[run->share] += run->instance_count;
+	}
+	for (int s = 0; s < in->n_shares; s++)
+	{
+		const FsShare *share = &in->shares[s];
+		const FsQueue *q;
+		double		usage;
+
+		key[s] = -1;
+		if (share->queue < 0 || share->queue >= in->n_queues)
+			continue;
+		q = &in->queues[share->queue];
+		if (q->policy != FS_POLICY_FAIR_SHARE)
+			continue;
+		usage = fs_decayed_usage(share->usage, share->usage_at, in->now, q->share_decay, held[s]);
+		key[s] = (usage + (first_instances[s] > 0 ? first_instances[s] : 1)) * share_weight(share);
+	}
+}

@@ -591,6 +591,14 @@ extern int	fs_queue_order(const FsInput *input, int queue, int max_jobs,
  *
  * fs_decayed_usage: U <- U * 2^(-dt/H) + held_now * (1 - 2^(-dt/H)), with
  * dt = now - usage_at; H = 0 (or never stored) gives held_now.
+ *
+ * fs_fair_first_keys: for each share of a FAIR_SHARE queue, the key its
+ * first RUNNABLE job enters the queue's turn with, (U + n) x weight: U
+ * decayed to now towards the instances the share holds (its running jobs
+ * in input->running), n the instances of that job (first_instances[s]; 1
+ * when it is 0 or less).  The turn serves the lowest key first, so a
+ * wrapper can load deeper heads for the shares it will serve first.  -1
+ * for the shares of other queues.  held is scratch of n_shares.
  */
 typedef struct FsWeightEntry
 {
@@ -604,5 +612,7 @@ extern bool fs_share_entries_overlap(const FsWeightEntry *entries, int n_entries
 									 int *a, int *b);
 extern double fs_decayed_usage(double usage, FsTime usage_at, FsTime now,
 							   FsTime half_life, int64_t held_now);
+extern void fs_fair_first_keys(const FsInput *input, const int *first_instances,
+							   int64_t *held, double *key);
 
 #endif							/* FAIRSHARE_SCHEDULER_H */

@@ -8,7 +8,9 @@
  * of every share's RUNNABLE jobs (a fixed-size prefix per share, read from
  * the partial indexes jobs_runnable_*_idx), so its cost does not grow with
  * the backlog.  Fair-share identifiers are found with a skip scan over the
- * same index rather than a DISTINCT over every RUNNABLE job.  The jobs that
+ * same index rather than a DISTINCT over every RUNNABLE job, which reads
+ * each share's first job on the way; a bounded pass reads deeper heads only
+ * for the fair shares it will serve first (PASS_FAIR_DEEP_SHARES).  The jobs that
  * hold capacity are read first: a share that can be given nothing in the
  * pass (its queue's environments are full, and it cannot preempt: the core's
  * fs_shares_without_room()) has only its nominated jobs read, so a pass on
@@ -105,29 +107,19 @@ static FairshareStatement weights_stmt = {
 };
 
 /*
- * The fair shares of queues: identifiers of RUNNABLE jobs of the queues in
- * $1 (a skip scan: one index probe per identifier), and of the queues in
- * $2 those of nominated jobs and of stored usage that has not decayed
- * away.  Those of jobs holding capacity come from the running jobs, which
- * a pass reads anyway.
+ * The fair shares of the queues in $1 that hold capacity, are nominated or
+ * have stored usage that has not decayed away.  Those with RUNNABLE jobs
+ * come from fair_first_jobs_stmt; those of jobs holding capacity from the
+ * running jobs, which a pass reads anyway.
  */
 static FairshareStatement fair_shares_stmt = {
 	.what = "read the fair shares",
-	.sql = "WITH RECURSIVE ids(q, id) AS ("
-		"  SELECT q, (SELECT min(j.share_identifier) FROM fairshare.jobs j"
-		"             WHERE j.status = 'RUNNABLE' AND j.job_queue = q AND j.share_identifier IS NOT NULL)"
-		"    FROM unnest($1::text[]) q"
-		"  UNION ALL"
-		"  SELECT ids.q, (SELECT min(j.share_identifier) FROM fairshare.jobs j"
-		"                 WHERE j.status = 'RUNNABLE' AND j.job_queue = ids.q AND j.share_identifier > ids.id)"
-		"    FROM ids WHERE ids.id IS NOT NULL)"
-		" SELECT q, id FROM ids WHERE id IS NOT NULL"
-		" UNION SELECT job_queue, share_identifier FROM fairshare.jobs"
-		"  WHERE status = 'RUNNABLE' AND nomination_kind IS NOT NULL AND job_queue = ANY ($2)"
+	.sql = "SELECT job_queue, share_identifier FROM fairshare.jobs"
+		"  WHERE status = 'RUNNABLE' AND nomination_kind IS NOT NULL AND job_queue = ANY ($1)"
 		"  AND share_identifier IS NOT NULL"
 		" UNION SELECT job_queue, share_identifier FROM fairshare.share_usage"
-		"  WHERE job_queue = ANY ($2) AND usage >= 0.01",
-	.argtypes = {TEXTARRAYOID, TEXTARRAYOID},
+		"  WHERE job_queue = ANY ($1) AND usage >= 0.01",
+	.argtypes = {TEXTARRAYOID},
 };
 static FairshareStatement usage_stmt = {
 	.what = "read the fair shares' usage",
@@ -197,6 +189,32 @@ static FairshareStatement quota_heads_stmt = {
 	.what = "read the heads of quota shares",
 	.sql = SHARE_HEADS_SQL("quota_share"),
 	.argtypes = {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID, INT4ARRAYOID},
+};
+/*
+ * The fair shares with RUNNABLE jobs in the queues in $1, each with its
+ * first job: a skip scan of the index in share order, one probe per share
+ * that lands on that share's first job (the order of the heads), so it
+ * finds the shares and their first jobs at once.  A bounded pass loads
+ * deeper heads only for the shares it will serve first (load_runnable);
+ * the others keep the job found here.  Rows come a share at a time, the
+ * same identifier never twice in a queue.
+ */
+#define FAIR_FIRST_JOB_SQL(queue, after) \
+		" (SELECT j.job_queue, j.share_identifier, " RUNNABLE_COLUMNS \
+		"  FROM fairshare.jobs j WHERE j.status = 'RUNNABLE' AND j.job_queue = " queue \
+		"  AND j.share_identifier " after \
+		"  ORDER BY j.share_identifier, j.scheduling_priority DESC, j.runnable_at, j.job_id LIMIT 1)"
+
+static FairshareStatement fair_first_jobs_stmt = {
+	.what = "read the fair shares and their first jobs",
+	.sql = "WITH RECURSIVE firsts AS ("
+		"  SELECT f.* FROM unnest($1::text[]) AS q(name), LATERAL"
+		FAIR_FIRST_JOB_SQL("q.name", "IS NOT NULL") " f"
+		"  UNION ALL"
+		"  SELECT f.* FROM firsts p, LATERAL"
+		FAIR_FIRST_JOB_SQL("p.job_queue", "> p.share_identifier") " f)"
+		" SELECT * FROM firsts",
+	.argtypes = {TEXTARRAYOID},
 };
 /* Nominated jobs are always loaded, wherever they stand in their share. */
 static FairshareStatement nominated_stmt = {
@@ -473,6 +491,21 @@ typedef struct ShareList
 	int			cap;
 } ShareList;
 
+typedef struct LoadedJob
+{
+	int			share;
+	FsRunnableJob job;
+	const char *job_name;
+	const char *submitted_by;
+} LoadedJob;
+
+typedef struct JobList
+{
+	LoadedJob  *jobs;
+	int			n;
+	int			cap;
+} JobList;
+
 static int
 add_share(PassWorld *w, ShareList *list, int queue, const char *name)
 {
@@ -520,8 +553,15 @@ strategy_of(const char *s)
 	return FS_STRATEGY_RESERVE;
 }
 
+static void collect_first_jobs(PassWorld *w, ShareList *shares, JobList *firsts, Datum queues);
+
+/*
+ * The shares of the pass: every FIFO queue's one, the quota shares, and
+ * the fair shares that have jobs, capacity or usage.  The fair shares'
+ * first RUNNABLE jobs, where they may be placed, go to firsts.
+ */
 static void
-load_shares(PassWorld *w, char **policies, const bool *without_room, HeldJobs *held)
+load_shares(PassWorld *w, char **policies, const bool *without_room, HeldJobs *held, JobList *firsts)
 {
 	ShareList	list = {0};
 	int			n_fair = 0;
@@ -562,15 +602,16 @@ load_shares(PassWorld *w, char **policies, const bool *without_room, HeldJobs *h
 		}
 	if (n_fair > 0)
 	{
-		Datum		args[2];
+		Datum		args[1];
 		FsWeightEntry *entries = NULL;
 		char	  **entry_policy = NULL;
 		int			n_entries;
 		int			last_queue = -1;
 
 		/* the identifiers of RUNNABLE jobs only where they may be placed */
-		args[0] = fairshare_text_array(with_room, n_with_room);
-		args[1] = fairshare_text_array(fair_queues, n_fair);
+		if (n_with_room > 0)
+			collect_first_jobs(w, &list, firsts, fairshare_text_array(with_room, n_with_room));
+		args[0] = fairshare_text_array(fair_queues, n_fair);
 		fairshare_run_statement(&fair_shares_stmt, args, NULL);
 		for (uint64 r = 0; r < SPI_processed; r++)
 		{
@@ -672,21 +713,6 @@ load_shares(PassWorld *w, char **policies, const bool *without_room, HeldJobs *h
 
 /* ---------- jobs ---------- */
 
-typedef struct LoadedJob
-{
-	int			share;
-	FsRunnableJob job;
-	const char *job_name;
-	const char *submitted_by;
-} LoadedJob;
-
-typedef struct JobList
-{
-	LoadedJob  *jobs;
-	int			n;
-	int			cap;
-} JobList;
-
 static FsNominationKind
 nomination_kind(const char *kind)
 {
@@ -718,6 +744,7 @@ typedef struct RunnableReader
 	PassWorld  *w;
 	JobList    *list;
 	bool		with_index;
+	ShareList  *adding;			/* not NULL: the rows' shares are added to it */
 	/* the last row's instance types: most jobs of a pass ask for the same */
 	ArrayType  *last_types;
 	int		   *last_ids;
@@ -727,7 +754,7 @@ typedef struct RunnableReader
 /*
  * Append a row of a heads query: (queue, share, RUNNABLE_COLUMNS..., and
  * with_index, the share's index).  Without the index, the share is looked
- * up by its names.
+ * up by its names, or added (reader->adding) while the shares are read.
  */
 static void
 collect_runnable_row(void *arg, TupleDesc desc, Datum *v, bool *null)
@@ -742,11 +769,19 @@ collect_runnable_row(void *arg, TupleDesc desc, Datum *v, bool *null)
 	fairshare_progress();
 	if (desc->natts < RUNNABLE_SHARE_COLUMN - 1 || desc->natts > RUNNABLE_SHARE_COLUMN)
 		elog(ERROR, "a heads query returned %d columns", desc->natts);
-	if (reader->with_index)
+	if (reader->adding != NULL)
+	{
+		int			q = fairshare_world_queue(w, TextDatumGetCString(v[0]));
+
+		if (q < 0 || null[1])
+			return;
+		s = add_share(w, reader->adding, q, TextDatumGetCString(v[1]));
+	}
+	else if (reader->with_index)
 		s = null[RUNNABLE_SHARE_COLUMN - 1] ? -1 : DatumGetInt32(v[RUNNABLE_SHARE_COLUMN - 1]);
 	else
 		s = share_index(w, TextDatumGetCString(v[0]), null[1] ? NULL : TextDatumGetCString(v[1]));
-	if (s < 0 || s >= w->input.n_shares)
+	if (s < 0 || (reader->adding == NULL && s >= w->input.n_shares))
 		return;
 	if (list->n == list->cap)
 	{
@@ -805,6 +840,15 @@ collect_runnable(PassWorld *w, JobList *list, bool with_index, FairshareStatemen
 	RunnableReader reader = {.w = w, .list = list, .with_index = with_index};
 
 	fairshare_each_row(st, args, NULL, collect_runnable_row, &reader);
+}
+
+/* The fair shares with RUNNABLE jobs in `queues', added to shares, and their first jobs. */
+static void
+collect_first_jobs(PassWorld *w, ShareList *shares, JobList *firsts, Datum queues)
+{
+	RunnableReader reader = {.w = w, .list = firsts, .adding = shares};
+
+	fairshare_each_row(&fair_first_jobs_stmt, &queues, NULL, collect_runnable_row, &reader);
 }
 
 static int
@@ -936,10 +980,117 @@ order_runnable(PassWorld *w, JobList *list, int n_heads)
 	qsort_arg(list->jobs, list->n, sizeof(LoadedJob), compare_share_order, w);
 }
 
+/*
+ * Add the first jobs of the shares marked first_only to the heads in list,
+ * keeping share order: both come in it (the heads usually, the first jobs
+ * always, the shares having been numbered as the skip scan found them).
+ */
+static void
+merge_first_jobs(PassWorld *w, JobList *list, const JobList *firsts, const bool *first_only)
+{
+	int			n_first = 0;
+	LoadedJob  *merged;
+	int			i,
+				j,
+				m;
+
+	for (j = 0; j < firsts->n; j++)
+		if (first_only[firsts->jobs[j].share])
+			n_first++;
+	if (n_first == 0)
+		return;
+	merged = MemoryContextAllocHuge(w->cxt, sizeof(LoadedJob) * (list->cap + n_first));
+	for (i = 0, j = 0, m = 0; i < list->n || j < firsts->n;)
+	{
+		if (j < firsts->n && !first_only[firsts->jobs[j].share])
+			j++;
+		else if (j == firsts->n ||
+				 (i < list->n && list->jobs[i].share <= firsts->jobs[j].share))
+			merged[m++] = list->jobs[i++];
+		else
+			merged[m++] = firsts->jobs[j++];
+	}
+	pfree(list->jobs);
+	list->jobs = merged;
+	list->n = m;
+	list->cap += n_first;
+}
+
+/* Which heads query reads a queue's shares: 0 FIFO, 1 fair, 2 quota. */
+static int
+heads_kind(const FsQueue *q)
+{
+	return q->policy == FS_POLICY_FIFO ? 0 : q->policy == FS_POLICY_FAIR_SHARE ? 1 : 2;
+}
+
+typedef struct ShareRank
+{
+	int			queue;
+	double		key;
+	int			share;
+} ShareRank;
+
+/* by queue, then key, then share (the skip scan's order: by identifier) */
+static int
+compare_share_rank(const void *a, const void *b)
+{
+	const ShareRank *x = a;
+	const ShareRank *y = b;
+
+	if (x->queue != y->queue)
+		return x->queue < y->queue ? -1 : 1;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->share < y->share ? -1 : x->share > y->share ? 1 : 0;
+}
+
+/*
+ * Which fair shares a bounded pass loads only their first job for (marked
+ * in first_only): in each fair-share queue, all but the `deep' shares
+ * whose first jobs enter the queue's turn first (fs_fair_first_keys).
+ * Only shares whose first job is in firsts and not nominated are ranked;
+ * `ranked' says which.
+ */
+static void
+choose_first_only(PassWorld *w, const JobList *firsts, const int *first_of, const bool *ranked,
+				  int deep, bool *first_only)
+{
+	int			n_shares = w->input.n_shares;
+	int		   *instances = palloc0(sizeof(int) * Max(n_shares, 1));
+	int64	   *held = palloc(sizeof(int64) * Max(n_shares, 1));
+	double	   *key = palloc(sizeof(double) * Max(n_shares, 1));
+	ShareRank  *order = palloc(sizeof(ShareRank) * Max(n_shares, 1));
+	int			n = 0;
+
+	for (int s = 0; s < n_shares; s++)
+		if (first_of[s] >= 0)
+			instances[s] = firsts->jobs[first_of[s]].job.instance_count;
+	fs_fair_first_keys(&w->input, instances, held, key);
+	for (int s = 0; s < n_shares; s++)
+		if (ranked[s])
+		{
+			order[n].queue = w->input.shares[s].queue;
+			order[n].key = key[s];
+			order[n].share = s;
+			n++;
+		}
+	qsort(order, n, sizeof(ShareRank), compare_share_rank);
+	for (int i = 0, in_queue = 0; i < n; i++)
+	{
+		if (i == 0 || order[i].queue != order[i - 1].queue)
+			in_queue = 0;
+		first_only[order[i].share] = in_queue++ >= deep;
+	}
+	pfree(instances);
+	pfree(held);
+	pfree(key);
+	pfree(order);
+}
+
 static void
 load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *focus_share,
-			  int focus_prefix, HTAB *deeper, int least_prefix, bool bounded,
-			  const bool *share_without_room)
+			  int focus_prefix, HTAB *deeper, int least_prefix, int budget,
+			  const bool *share_without_room, const JobList *firsts)
 {
 	int			n_shares = w->input.n_shares;
 	int			n_loaded = 0;
@@ -958,6 +1109,10 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 	int			kept;
 	int			each;
 	int			each_fair;
+	int		   *first_of = palloc(sizeof(int) * Max(n_shares, 1));
+	bool	   *ranked = palloc0(sizeof(bool) * Max(n_shares, 1));
+	bool	   *first_only = palloc0(sizeof(bool) * Max(n_shares, 1));
+	bool		bounded = budget >= 0;
 
 	for (int k = 0; k < 3; k++)
 	{
@@ -985,18 +1140,32 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 	each = Min(prefix, Max(Max(PASS_PREFIX_MIN, least_prefix), PASS_LOAD_MAX / Max(n_loaded, 1)));
 	each_fair = !bounded ? each :
 		Min(each, Max(Max(PASS_FAIR_PREFIX_MIN, least_prefix / 2), PASS_FAIR_LOAD_MAX / Max(n_loaded, 1)));
+
+	/*
+	 * A fair share the skip scan found no RUNNABLE job of (fair_first_jobs_stmt)
+	 * has none to read a head of.  Of the others, a bounded pass reads a
+	 * head only for the `budget' shares of each queue that its turn serves
+	 * first (PASS_FAIR_DEEP_SHARES); the rest keep the first job the scan
+	 * found.
+	 */
+	for (int s = 0; s < n_shares; s++)
+		first_of[s] = -1;
+	for (int i = 0; i < firsts->n; i++)
+		first_of[firsts->jobs[i].share] = i;
 	for (int s = 0; s < n_shares; s++)
 	{
 		const FsQueue *q = &w->input.queues[w->input.shares[s].queue];
-		int			k = q->policy == FS_POLICY_FIFO ? 0 : q->policy == FS_POLICY_FAIR_SHARE ? 1 : 2;
+		int			k = heads_kind(q);
+		bool		focused = focus_queue && strcmp(focus_queue, q->name) == 0 &&
+			(focus_share == NULL || strcmp(focus_share, w->input.shares[s].name) == 0);
+		bool		deep = false;
 
 		/* a share without room has only its nominated jobs loaded */
 		limit[s] = 0;
 		if (share_without_room[s])
 			continue;
 		limit[s] = k == 1 ? each_fair : each;
-		if (focus_queue && strcmp(focus_queue, q->name) == 0 &&
-			(focus_share == NULL || strcmp(focus_share, w->input.shares[s].name) == 0))
+		if (focused)
 			limit[s] = Max(focus_prefix, each);
 		else if (deeper != NULL)
 		{
@@ -1004,8 +1173,27 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 
 			share_key(key, q->name, w->input.shares[s].name);
 			if (hash_search(deeper, key, HASH_FIND, NULL) != NULL)
+			{
 				limit[s] = Max(prefix, each);
+				deep = true;
+			}
 		}
+		if (k == 1 && first_of[s] < 0)
+			limit[s] = 0;
+		ranked[s] = bounded && k == 1 && first_of[s] >= 0 && !focused && !deep &&
+			firsts->jobs[first_of[s]].job.nomination.kind == FS_NOMINATION_NONE;
+	}
+	if (bounded)
+		choose_first_only(w, firsts, first_of, ranked, Max(budget, PASS_FAIR_DEEP_SHARES), first_only);
+	for (int s = 0; s < n_shares; s++)
+	{
+		const FsQueue *q = &w->input.queues[w->input.shares[s].queue];
+		int			k = heads_kind(q);
+
+		if (first_only[s])
+			limit[s] = 1;
+		if (limit[s] == 0 || first_only[s])
+			continue;
 		queues[k][n[k]] = CStringGetTextDatum(q->name);
 		names[k][n[k]] = CStringGetTextDatum(w->input.shares[s].name);
 		counts[k][n[k]] = Int32GetDatum(limit[s] + n_nominated[s]);
@@ -1048,6 +1236,7 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 		}
 		collect_runnable(w, &list, true, statements[k], args);
 	}
+	merge_first_jobs(w, &list, firsts, first_only);
 	n_heads = list.n;
 	/* then the nominated jobs; order_runnable drops those the heads have */
 	if (list.n + nominated.n > list.cap)
@@ -1080,6 +1269,10 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 		list.jobs[kept++] = list.jobs[i];
 	}
 	list.n = kept;
+	/* a share read only to its first job may have more */
+	for (int s = 0; s < n_shares; s++)
+		if (first_only[s])
+			more[s] = true;
 
 	/* Back-offs of the loaded jobs that have not expired. */
 	if (list.n > 0)
@@ -1378,7 +1571,7 @@ fairshare_deeper_shares(HTAB *set, const PassWorld *w, const bool *marked)
 
 PassWorld *
 fairshare_load_world(int prefix, const char *focus_queue, const char *focus_share, int focus_prefix,
-			  bool collect_wait_reasons, HTAB *deeper, int least_prefix, bool bounded)
+			  bool collect_wait_reasons, HTAB *deeper, int least_prefix, int budget)
 {
 	MemoryContext cxt = AllocSetContextCreate(TopTransactionContext, "fairshare pass",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -1393,6 +1586,7 @@ fairshare_load_world(int prefix, const char *focus_queue, const char *focus_shar
 	bool		gate;
 	bool	   *queue_without_room;
 	bool	   *share_without_room;
+	JobList		firsts = {0};
 
 	w->cxt = cxt;
 	w->allocator.alloc = world_alloc;
@@ -1434,7 +1628,7 @@ fairshare_load_world(int prefix, const char *focus_queue, const char *focus_shar
 		(void) fs_queues_without_room(&w->input,
 									  alloc_array(w, w->input.n_environments, sizeof(int64_t)),
 									  queue_without_room);
-	load_shares(w, policies, queue_without_room, &held);
+	load_shares(w, policies, queue_without_room, &held, &firsts);
 	assign_running_shares(w, &held);
 	share_without_room = alloc_array(w, w->input.n_shares, sizeof(bool));
 	if (gate)
@@ -1442,8 +1636,8 @@ fairshare_load_world(int prefix, const char *focus_queue, const char *focus_shar
 									  alloc_array(w, w->input.n_environments + w->input.n_shares,
 												  sizeof(int64_t)),
 									  share_without_room);
-	load_runnable(w, prefix, focus_queue, focus_share, focus_prefix, deeper, least_prefix, bounded,
-				  share_without_room);
+	load_runnable(w, prefix, focus_queue, focus_share, focus_prefix, deeper, least_prefix, budget,
+				  share_without_room, &firsts);
 	n_runnable = w->n_jobs;
 	attach_running(w, &held);
 	sort_jobs(w, n_runnable);

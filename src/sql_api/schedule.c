@@ -810,7 +810,7 @@ decide_round(PassWorld **world, int prefix, HTAB *deeper, int least_prefix, cons
 {
 	FsResult   *result;
 
-	*world = fairshare_load_world(prefix, NULL, NULL, 0, false, deeper, least_prefix, budget >= 0);
+	*world = fairshare_load_world(prefix, NULL, NULL, 0, false, deeper, least_prefix, budget);
 	fairshare_world_treat_as_busy(*world, busy->ids, busy->n);
 	(*world)->input.decision_limit = budget >= 0 ? Max(budget, 1) : 0;
 	fairshare_progress();

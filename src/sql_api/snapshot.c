@@ -55,7 +55,7 @@ dry_pass(const char *focus_queue, const char *focus_share, int focus_prefix, FsR
 
 	saved = fairshare_become_catalog_owner();
 	world = fairshare_load_world(PASS_PREFIX, focus_queue, focus_share, focus_prefix, true, NULL, PASS_PREFIX_MIN,
-								 false);
+								 -1);
 	fairshare_restore_user(saved);
 	*result = fairshare_run_core(world);
 	return world;

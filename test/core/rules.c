@@ -852,6 +852,62 @@ test_decayed_usage_helper(void)
 	CHECK(fs_decayed_usage(7, now, now, h, 0) == 7.0);
 }
 
+/*
+ * The key each fair share's first job enters its queue's turn with, as the
+ * wrapper ranks shares to load deeper heads for (fs_fair_first_keys): the
+ * turn serves them in that order.
+ */
+static void
+test_fair_first_keys(void)
+{
+	Sim			sim;
+	FsTime		h = FS_SECONDS(3600);
+	int			t,
+				env,
+				q,
+				a,
+				b,
+				c,
+				fifo,
+				ja,
+				jb,
+				jc;
+	int			first[8];
+	int64_t		held[8];
+	double		key[8];
+
+	simple_world(&sim, FS_POLICY_FAIR_SHARE, 20, &t, &env, &q, &a);
+	sim.queues[q].share_decay = h;
+	b = sim_share(&sim, q, "b");
+	c = sim_share(&sim, q, "c");
+	fifo = sim_queue(&sim, "fifo", 0, FS_POLICY_FIFO);
+	sim_queue_env(&sim, fifo, env);
+	fifo = sim_share(&sim, fifo, "fifo");
+	(void) sim_run(&sim, a, env, t, 3, 0);	/* a holds 3, never stored: U = 3 */
+	sim.shares[b].usage = 10;	/* b held 10 an hour ago, nothing now: U = 5 */
+	sim.shares[b].usage_at = sim.now - h;
+	sim.shares[c].weight = 0.5;
+	ja = sim_submit(&sim, a, 1, 0, t);
+	jb = sim_submit(&sim, b, 2, 0, t);
+	jc = sim_submit(&sim, c, 4, 0, t);
+	(void) sim_submit(&sim, fifo, 1, 0, t);
+	sim_pass(&sim);
+	CHECK_EQ(sim.input.n_shares, 4);
+	for (int s = 0; s < sim.input.n_shares; s++)
+		first[s] = sim.input.shares[s].n_runnable > 0 ? sim.input.shares[s].runnable[0].instance_count : 0;
+	fs_fair_first_keys(&sim.input, first, held, key);
+	CHECK(fabs(key[a] - 4.0) < 1e-9);	/* (3 + 1) x 1 */
+	CHECK(fabs(key[b] - 7.0) < 1e-9);	/* (5 + 2) x 1 */
+	CHECK(fabs(key[c] - 2.0) < 1e-9);	/* (0 + 4) x 0.5 */
+	CHECK(key[fifo] == -1);
+	CHECK_EQ(held[a], 3);
+	/* and the turn placed them in that order */
+	CHECK_EQ(sim.result->decisions[0].job_id, ID(jc));
+	CHECK_EQ(sim.result->decisions[1].job_id, ID(ja));
+	CHECK_EQ(sim.result->decisions[2].job_id, ID(jb));
+	sim_free(&sim);
+}
+
 /* ---------- 2.6 quota shares ---------- */
 
 typedef struct QuotaWorld
@@ -2069,6 +2125,7 @@ const TestCase rule_tests[] = {
 	{"fair_compute_reservation_exact", test_fair_compute_reservation_exact},
 	{"share_weight_helper", test_share_weight_helper},
 	{"decayed_usage_helper", test_decayed_usage_helper},
+	{"fair_first_keys", test_fair_first_keys},
 	{"reserve_is_not_borrowed", test_reserve_is_not_borrowed},
 	{"lend_does_not_borrow", test_lend_does_not_borrow},
 	{"borrow_limit", test_borrow_limit},

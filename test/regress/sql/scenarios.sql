@@ -579,5 +579,42 @@ SELECT count(DISTINCT share_identifier) AS shares, max(n) AS most, min(n) AS lea
 SELECT count(*) AS placed FROM fairshare.schedule(false, 5000);
 SELECT count(*) FILTER (WHERE status = 'RUNNABLE') AS waiting FROM fairshare.jobs WHERE job_queue = 'fh-queue';
 
+-------------------------------------------------------------------------------
+-- A bounded pass reads a head only for the fair shares its turn serves
+-- first; the others keep the first job that the skip scan finding the
+-- shares lands on.  200 fair shares wait with 6 jobs of one instance, on
+-- room for all.  The 190 first by name have used 50 instances, the last 10
+-- none, so the last 10 are served first.  max_jobs 30 reads heads for 64
+-- shares (at least 64, or max_jobs): those 10 and 54 others.  The pass
+-- places 3 jobs of each of the 10 in one round.  Had it ranked the shares
+-- by name, the 10 would have had one job each loaded: the turn would have
+-- stopped after 10 and read the world again.  The indexes' counters show
+-- what was read.
+-------------------------------------------------------------------------------
+SELECT pg_temp.fair_world('ff', 10000);
+UPDATE fairshare.scheduling_policies SET share_decay_seconds = 3600 WHERE name = 'ff-fair';
+SELECT count(pg_temp.submit('ff-queue', 'ff-s' || lpad(s::text, 3, '0'), 'ff-' || s || '-' || i, 1))
+  FROM generate_series(1, 200) s, generate_series(1, 6) i;
+INSERT INTO fairshare.share_usage (job_queue, share_identifier, usage, updated_at)
+	SELECT 'ff-queue', 'ff-s' || lpad(s::text, 3, '0'), 50, now() FROM generate_series(1, 190) s;
+-- taken in while the environment is off (a bounded pass takes in max_jobs)
+UPDATE fairshare.service_environments SET state = 'DISABLED' WHERE name = 'ff';
+SELECT count(*) AS placed FROM fairshare.schedule();
+UPDATE fairshare.service_environments SET state = 'ENABLED' WHERE name = 'ff';
+ANALYZE fairshare.jobs;
+SELECT pg_stat_force_next_flush();
+CREATE TEMP TABLE ff_before AS SELECT sum(idx_scan) AS probes FROM pg_stat_user_indexes
+ WHERE indexrelname IN ('jobs_runnable_fair_idx', 'jobs_runnable_idx');
+SELECT count(*) AS placed FROM fairshare.schedule(false, 30);
+SELECT pg_stat_force_next_flush();
+-- 201 probes find the 200 shares and 64 read heads, whichever of the two
+-- indexes the planner takes, and the pass's other reads take a few; when
+-- every share's head was read, 401 and those few
+SELECT i.probes - b.probes BETWEEN 201 + 64 AND 201 + 64 + 16 AS heads_of_64_shares
+  FROM (SELECT sum(idx_scan) AS probes FROM pg_stat_user_indexes
+		 WHERE indexrelname IN ('jobs_runnable_fair_idx', 'jobs_runnable_idx')) i, ff_before b;
+SELECT share_identifier, count(*) AS placed FROM fairshare.jobs
+ WHERE job_queue = 'ff-queue' AND status = 'SCHEDULED' GROUP BY 1 ORDER BY 1;
+
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
