@@ -143,6 +143,7 @@ generate_world(Sim *sim, Workload *w)
 	sim->starvation = chance(50) ? 0 : FS_SECONDS(rnd_int(600, 3600));
 	sim->stop_delay = FS_SECONDS(rnd_int(20, 90));
 	sim->prefix = chance(50) ? 0 : rnd_int(1, 8);
+	sim->first_only_odd = sim->prefix % 2 == 0;	/* no draw: the workloads stay the same */
 	sim->wait_reasons = chance(50) || verbose;
 
 	for (i = 0; i < n_types; i++)

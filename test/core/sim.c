@@ -319,6 +319,7 @@ build_input(Sim *sim)
 	{
 		SimShare   *sh = &sim->shares[s];
 		int			n = 0;
+		int			prefix;
 
 		shares[s].name = sh->name;
 		shares[s].queue = sh->queue;
@@ -335,13 +336,15 @@ build_input(Sim *sim)
 				order[n++] = i;
 		qsort(order, (size_t) n, sizeof(int), share_order);
 		shares[s].runnable = &runnable[n_runnable];
-		shares[s].more_runnable = sim->prefix > 0 && n > sim->prefix;
-		if (sim->prefix > 0 && n > sim->prefix)
+		/* (a bounded pass loads the fair shares it serves last to their first job) */
+		prefix = sim->prefix > 0 && sim->first_only_odd && s % 2 == 1 ? 1 : sim->prefix;
+		shares[s].more_runnable = prefix > 0 && n > prefix;
+		if (prefix > 0 && n > prefix)
 		{
 			/* the head, and every nominated job beyond it, as the wrapper loads */
-			int			kept = sim->prefix;
+			int			kept = prefix;
 
-			for (i = sim->prefix; i < n; i++)
+			for (i = prefix; i < n; i++)
 				if (sim->jobs[order[i]].nomination.kind != FS_NOMINATION_NONE)
 					order[kept++] = order[i];
 			n = kept;

@@ -105,6 +105,7 @@ typedef struct Sim
 	FsTime		starvation;
 	FsTime		stop_delay;
 	int			prefix;			/* jobs loaded per share; 0 = all */
+	bool		first_only_odd; /* with a prefix, odd shares get their first job only */
 
 	/*
 	 * A stopped job goes back to RUNNABLE keeping its runnable_at, as the
