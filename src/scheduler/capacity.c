@@ -1199,6 +1199,22 @@ count_occupied(const FsInput *in, int64_t *env_occupied)
 	}
 }
 
+void
+fs_input_held(const FsInput *in, bool count_stopping, int64_t *held)
+{
+	for (int s = 0; s < in->n_shares; s++)
+		held[s] = 0;
+	for (int r = 0; r < in->n_running; r++)
+	{
+		const FsRunningJob *run = &in->running[r];
+
+		if (run->share >= 0 && run->share < in->n_shares && (count_stopping || !run->stopping) &&
+			run->environment >= 0 && run->environment < in->n_environments &&
+			run->instance_count > 0)
+			held[run->share] += run->instance_count;
+	}
+}
+
 /* (scheduler.h) A queue that cannot preempt -- FIFO, fair share -- and is full. */
 int
 fs_queues_without_room(const FsInput *in, int64_t *env_occupied, bool *without_room)
@@ -1234,17 +1250,7 @@ fs_shares_without_room(const FsInput *in, int64_t *scratch, bool *without_room)
 	bool		last_full = false;
 
 	count_occupied(in, env_occupied);
-	for (int s = 0; s < in->n_shares; s++)
-		held[s] = 0;
-	for (int r = 0; r < in->n_running; r++)
-	{
-		const FsRunningJob *run = &in->running[r];
-
-		if (run->share >= 0 && run->share < in->n_shares && !run->stopping &&
-			run->environment >= 0 && run->environment < in->n_environments &&
-			run->instance_count > 0)
-			held[run->share] += run->instance_count;
-	}
+	fs_input_held(in, false, held);
 	for (int s = 0; s < in->n_shares; s++)
 	{
 		const FsShare *share = &in->shares[s];

@@ -317,17 +317,8 @@ fs_decayed_usage(double usage, FsTime usage_at, FsTime now, FsTime half_life, in
 void
 fs_fair_first_keys(const FsInput *in, const int *first_instances, int64_t *held, double *key)
 {
-	for (int s = 0; s < in->n_shares; s++)
-		held[s] = 0;
 	/* what the pass counts as held (snapshot_running): stopping jobs too */
-	for (int r = 0; r < in->n_running; r++)
-	{
-		const FsRunningJob *run = &in->running[r];
-
-		if (run->share >= 0 && run->share < in->n_shares && run->instance_count > 0 &&
-			run->environment >= 0 && run->environment < in->n_environments)
-			held[run->share] += run->instance_count;
-	}
+	fs_input_held(in, true, held);
 	for (int s = 0; s < in->n_shares; s++)
 	{
 		const FsShare *share = &in->shares[s];

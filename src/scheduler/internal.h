@@ -414,6 +414,14 @@ extern int64_t fs_quota_borrowed(FsPass *pass, int share);
 extern void fs_init_rules(FsRules *rules);
 
 /*
+ * Instances each share holds in the input's running jobs (in an
+ * environment, at least one instance), with or without those being
+ * stopped; held is of n_shares.  For the helpers the wrapper calls before
+ * a pass, which have no FsPass.
+ */
+extern void fs_input_held(const FsInput *input, bool count_stopping, int64_t *held);
+
+/*
  * Which of two shares of a queue takes its turn first (a and b index the
  * queue's shares; each share's cursor is at the job it offers): the lower
  * key first when key is given, then the job runnable first, then the
