@@ -97,6 +97,20 @@ BEGIN
 		(name || '-queue', 'Borrower', 'ml.p4d.24xlarge', 0), (name || '-queue', 'Owner', 'ml.p4d.24xlarge', instances);
 END
 $$;
+-- borrowers_training(name, n, instances): in borrow_world NAME, Borrower
+-- submits n jobs of that many instances (NAME-b1 ...), a pass places
+-- them, and they train; returns how many the pass placed.
+CREATE FUNCTION pg_temp.borrowers_training(name text, n integer, instances integer) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+	placed bigint;
+BEGIN
+	PERFORM pg_temp.submit(name || '-queue', 'Borrower', name || '-b' || i, instances) FROM generate_series(1, n) i;
+	SELECT count(*) INTO placed FROM pg_temp.pass() WHERE action = 'PLACE';
+	PERFORM pg_temp.all_training();
+	RETURN placed;
+END
+$$;
 -- A fair-share queue NAME-queue (policy NAME-fair) on environment NAME of
 -- INSTANCES ml.p4d.24xlarge, after forgetting the jobs before.
 CREATE FUNCTION pg_temp.fair_world(name text, instances integer) RETURNS void LANGUAGE plpgsql AS $$
@@ -466,9 +480,7 @@ RESET fairshare.preemption_min_runtime;
 -------------------------------------------------------------------------------
 SET fairshare.preemption_min_runtime = 0;
 SELECT pg_temp.borrow_world('deep', 100);
-SELECT count(pg_temp.submit('deep-queue', 'Borrower', 'deep-b' || i, 1)) AS borrowers FROM generate_series(1, 100) i;
-SELECT count(*) AS placed FROM pg_temp.pass() WHERE action = 'PLACE';
-SELECT pg_temp.all_training();
+SELECT pg_temp.borrowers_training('deep', 100, 1) AS placed;
 SELECT count(pg_temp.submit('deep-queue', 'Owner', 'deep-o' || i, 1)) AS owners FROM generate_series(1, 80) i;
 SELECT action, count(*) FROM fairshare.schedule() GROUP BY 1;
 SELECT nomination_kind, count(*) FROM fairshare.jobs WHERE quota_share = 'Owner' GROUP BY 1;
@@ -489,9 +501,7 @@ RESET fairshare.preemption_min_runtime;
 SET fairshare.preemption_min_runtime = 0;
 SET fairshare.reclaim_wait = 3600;
 SELECT pg_temp.borrow_world('bp', 10);
-SELECT count(pg_temp.submit('bp-queue', 'Borrower', 'bp-b' || i, 2)) AS borrowers FROM generate_series(1, 5) i;
-SELECT count(*) AS placed FROM pg_temp.pass() WHERE action = 'PLACE';
-SELECT pg_temp.all_training();
+SELECT pg_temp.borrowers_training('bp', 5, 2) AS placed;
 SELECT pg_temp.submit('bp-queue', 'Owner', 'bp-o1', 4) > 0 AND pg_temp.submit('bp-queue', 'Owner', 'bp-o2', 4) > 0 AS submitted;
 SELECT job, action FROM pg_temp.pass() ORDER BY job;
 SELECT job_name, nomination_kind FROM fairshare.jobs WHERE job_name LIKE 'bp-o%' ORDER BY job_name;
@@ -550,9 +560,7 @@ SELECT count(*) FILTER (WHERE status = 'RUNNABLE') AS waiting FROM fairshare.job
 -------------------------------------------------------------------------------
 SET fairshare.preemption_min_runtime = 0;
 SELECT pg_temp.borrow_world('rc', 6);
-SELECT count(pg_temp.submit('rc-queue', 'Borrower', 'rc-b' || i, 1)) AS borrowers FROM generate_series(1, 6) i;
-SELECT count(*) AS placed FROM pg_temp.pass() WHERE action = 'PLACE';
-SELECT pg_temp.all_training();
+SELECT pg_temp.borrowers_training('rc', 6, 1) AS placed;
 SELECT count(pg_temp.submit('rc-queue', 'Owner', 'rc-o' || i, 1)) AS owners FROM generate_series(1, 4) i;
 SELECT action, count(*) FROM fairshare.schedule(false, 4) GROUP BY 1;
 SELECT count(*) FILTER (WHERE nomination_kind = 'PREEMPTION') AS nominated FROM fairshare.jobs WHERE quota_share = 'Owner';
