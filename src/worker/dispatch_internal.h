@@ -27,7 +27,7 @@
  * counting the job each reclaim is for (fs_decision_counted()), and the
  * most new jobs it takes into their queues.  At 1,000 shares a pass reads
  * its world in about 50 ms and then costs about 0.12 ms per job row it
- * writes: at 256 the median pass of a burst takes 66-99 ms, at 512 a
+ * writes: at 256 the median pass of a burst takes 59-99 ms, at 512 a
  * reclaiming pass took 110-135 ms (docs/benchmarks.md, 'Scale (issue 24)').
  * Smaller passes read the world more often over a burst, which costs
  * little next to sending it: SageMaker's creates go out at
