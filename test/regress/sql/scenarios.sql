@@ -80,17 +80,25 @@ BEGIN
 	PERFORM set_config('session_replication_role', 'origin', true);
 END
 $$;
+-- queue_world(name, instances, policy): no jobs, and a queue NAME-queue
+-- of scheduling policy POLICY on its own environment NAME of INSTANCES x
+-- ml.p4d.24xlarge.
+CREATE FUNCTION pg_temp.queue_world(name text, instances integer, policy text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_temp.forget_jobs();
+	INSERT INTO fairshare.service_environments (name) VALUES (name);
+	INSERT INTO fairshare.capacity_limits VALUES (name, 'ml.p4d.24xlarge', instances);
+	INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES (name || '-queue', 100, policy);
+	INSERT INTO fairshare.queue_environments VALUES (name || '-queue', name, 1);
+END
+$$;
 -- borrow_world(name, instances): no jobs, and a quota-share queue
 -- name-queue on its own environment `name' of `instances' x
 -- ml.p4d.24xlarge, shared by quota shares Borrower (LEND_AND_BORROW, a
 -- guarantee of 0) and Owner (LEND, a guarantee of all of it).
 CREATE FUNCTION pg_temp.borrow_world(name text, instances integer) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-	PERFORM pg_temp.forget_jobs();
-	INSERT INTO fairshare.service_environments (name) VALUES (name);
-	INSERT INTO fairshare.capacity_limits VALUES (name, 'ml.p4d.24xlarge', instances);
-	INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES (name || '-queue', 100, 'quota');
-	INSERT INTO fairshare.queue_environments VALUES (name || '-queue', name, 1);
+	PERFORM pg_temp.queue_world(name, instances, 'quota');
 	INSERT INTO fairshare.quota_shares (job_queue, name, strategy) VALUES
 		(name || '-queue', 'Borrower', 'LEND_AND_BORROW'), (name || '-queue', 'Owner', 'LEND');
 	INSERT INTO fairshare.quota_share_limits VALUES
@@ -115,12 +123,8 @@ $$;
 -- INSTANCES ml.p4d.24xlarge, after forgetting the jobs before.
 CREATE FUNCTION pg_temp.fair_world(name text, instances integer) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-	PERFORM pg_temp.forget_jobs();
-	INSERT INTO fairshare.service_environments (name) VALUES (name);
-	INSERT INTO fairshare.capacity_limits VALUES (name, 'ml.p4d.24xlarge', instances);
 	INSERT INTO fairshare.scheduling_policies (name, kind) VALUES (name || '-fair', 'FAIR_SHARE');
-	INSERT INTO fairshare.job_queues (name, priority, scheduling_policy) VALUES (name || '-queue', 100, name || '-fair');
-	INSERT INTO fairshare.queue_environments VALUES (name || '-queue', name, 1);
+	PERFORM pg_temp.queue_world(name, instances, name || '-fair');
 END
 $$;
 CREATE FUNCTION pg_temp.why(name text) RETURNS text LANGUAGE sql AS $$
