@@ -24,9 +24,11 @@ OBJS        = $(SRCS:.c=.o)
 SQL_PARTS   = $(sort $(wildcard sql/parts/*.sql))
 # The upgrade to 0.2.0: the changes to 0.1.0's objects (sql/upgrade/), the
 # parts wholly new in 0.2.0 as a fresh install runs them, then the changes
-# that need those new objects.
+# that need those new objects, and last, as in a fresh install, the part
+# that keeps every trigger function from PUBLIC.
 UPGRADE_0.2.0 = sql/upgrade/0.1.0--0.2.0.sql sql/parts/75_orphans.sql \
-                sql/parts/90_api.sql sql/parts/91_api_admin.sql sql/upgrade/0.1.0--0.2.0-after.sql
+                sql/parts/90_api.sql sql/parts/91_api_admin.sql sql/upgrade/0.1.0--0.2.0-after.sql \
+                sql/parts/96_trigger_functions.sql
 
 DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql sql/$(EXTENSION)--0.1.0--0.2.0.sql
 DATA        = sql/$(EXTENSION)--0.1.0.sql

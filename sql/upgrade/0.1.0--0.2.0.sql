@@ -296,6 +296,12 @@ RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, 
 DECLARE
 	k record;
 BEGIN
+	-- It runs as the owner, on the rows of the table that fired it: only
+	-- fairshare.jobs' own statement trigger may (96_trigger_functions.sql).
+	IF TG_RELID <> 'fairshare.jobs'::regclass OR TG_LEVEL <> 'STATEMENT' OR TG_OP <> 'UPDATE' THEN
+		RAISE EXCEPTION 'fairshare._record_transitions() is the AFTER UPDATE statement trigger of fairshare.jobs only'
+			USING ERRCODE = '39P01';
+	END IF;
 	-- Which kinds of rows this statement must write, in one scan of the two
 	-- transition tables joined once.  Every statement below is run only for
 	-- a kind that occurred, so an UPDATE of priorities writes nothing after

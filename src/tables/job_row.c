@@ -15,6 +15,7 @@
 #include "utils/rel.h"
 
 #include "tables/job_row.h"
+#include "tables/lookup.h"
 
 const char *const fairshare_job_column_names[N_JOB_COLUMNS] = {
 	"job_id", "job_name", "job_queue", "share_identifier", "quota_share",
@@ -39,6 +40,17 @@ lookup_columns(Relation rel)
 
 	if (columns_relid == RelationGetRelid(rel))
 		return;
+
+	/*
+	 * The columns are found by name, but read as the types fairshare.jobs
+	 * gives them: a look-alike table with other types would have its values
+	 * read as pointers.  So only fairshare.jobs itself is read.
+	 */
+	if (RelationGetRelid(rel) != fairshare_catalog_relid("jobs"))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("fairshare's job triggers work on fairshare.jobs only, not on \"%s\"",
+						RelationGetRelationName(rel))));
 	for (int c = 0; c < N_JOB_COLUMNS; c++)
 	{
 		column_attnum[c] = SPI_fnumber(desc, fairshare_job_column_names[c]);

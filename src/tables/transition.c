@@ -192,6 +192,19 @@ fairshare_job_transition(PG_FUNCTION_ARGS)
 						 errmsg("job " INT64_FORMAT " has finished (%s): its column \"%s\" cannot change",
 								job_id, state_names[from], fairshare_job_column_names[c]),
 						 errhint("The history of a finished job is kept as it happened; only a superuser may correct it.")));
+
+	/*
+	 * attempts numbers the job's placements, and the history is keyed by it:
+	 * fairshare._record_transitions() ends and starts the attempt the row's
+	 * number names.  Changed by hand, it would point an ending job at an
+	 * attempt that has ended already.  Only a placement sets it (below).
+	 */
+	if ((from == to || to != ST_SCHEDULED) && !same_value(rel, COL_ATTEMPTS, &old_row, &new_row))
+		ereport(ERROR,
+				(errcode(ERRCODE_GENERATED_ALWAYS),
+				 errmsg("column \"attempts\" of job " INT64_FORMAT " is set by fairshare and cannot be changed",
+						job_id),
+				 errhint("Each placement adds one attempt; fairshare.job_attempts has one row per attempt.")));
 	if (from == to)
 		return PointerGetDatum(trigdata->tg_newtuple);
 	if (!(allowed[from] & S(to)))

@@ -77,6 +77,53 @@ RESET ROLE;
 UPDATE fairshare.jobs SET status_reason = 'corrected by the superuser' WHERE job_name = 'c-2';
 SELECT job_name, status, scheduling_priority, status_reason FROM fairshare.jobs ORDER BY job_id;
 
+-- The attempt number is fairshare's: set by hand it would point the
+-- history at another attempt (an ended one), so no one may change it.
+SET ROLE regress_sec_admin;
+SELECT public.regress_try($$UPDATE fairshare.jobs SET attempts = 0 WHERE job_name = 'c-1'$$);
+SELECT public.regress_try($$UPDATE fairshare.jobs SET attempts = 2, status = 'RUNNABLE' WHERE job_name = 'c-1'$$);
+RESET ROLE;
+SELECT public.regress_try($$UPDATE fairshare.jobs SET attempts = 5 WHERE job_name = 'c-1'$$);
+SELECT j.job_name, j.status, j.attempts, a.attempt, a.outcome
+  FROM fairshare.jobs j JOIN fairshare.job_attempts a USING (job_id) ORDER BY j.job_id, a.attempt;
+
+-- Only the owner may attach fairshare's trigger functions to a table: a
+-- role attaching one to a temporary table of its own would have the
+-- history trigger write that table's rows as the owner, or the C triggers
+-- read its columns as the types of fairshare.jobs'.
+SELECT count(*) > 0 AS has_trigger_functions,
+	   count(*) FILTER (WHERE has_function_privilege('public', p.oid, 'EXECUTE')
+						   OR has_function_privilege('fairshare_admin', p.oid, 'EXECUTE')
+						   OR has_function_privilege('fairshare_submitter', p.oid, 'EXECUTE')
+						   OR has_function_privilege('fairshare_viewer', p.oid, 'EXECUTE')) AS attachable_by_a_role
+  FROM pg_catalog.pg_proc p
+ WHERE p.pronamespace = 'fairshare'::regnamespace
+   AND p.prorettype IN ('trigger'::regtype, 'event_trigger'::regtype);
+SET ROLE regress_sec_carol;
+CREATE TEMP TABLE sec_mine (job_id bigint, status fairshare.job_status, status_reason text,
+	started_at timestamptz, training_job_arn text, attempts integer);
+SELECT public.regress_try($$CREATE TRIGGER t AFTER UPDATE ON sec_mine REFERENCING OLD TABLE AS old_jobs
+	NEW TABLE AS new_jobs FOR EACH STATEMENT EXECUTE FUNCTION fairshare._record_transitions()$$);
+SELECT public.regress_try($$CREATE TRIGGER t BEFORE UPDATE ON sec_mine FOR EACH ROW EXECUTE FUNCTION fairshare._job_transition()$$);
+SELECT public.regress_try($$CREATE TRIGGER t BEFORE INSERT ON sec_mine FOR EACH ROW EXECUTE FUNCTION fairshare._validate_job_submission()$$);
+DROP TABLE sec_mine;
+RESET ROLE;
+-- Each also refuses any table but its own, even attached by the owner: a
+-- copy of the jobs whose job_name is a number is not read as text.
+CREATE TEMP TABLE sec_copy AS SELECT * FROM fairshare.jobs;
+ALTER TABLE sec_copy ALTER job_name TYPE bigint USING 4096;
+CREATE TRIGGER t_transition BEFORE UPDATE ON sec_copy FOR EACH ROW EXECUTE FUNCTION fairshare._job_transition();
+CREATE TRIGGER t_submission BEFORE INSERT ON sec_copy FOR EACH ROW EXECUTE FUNCTION fairshare._validate_job_submission();
+SELECT public.regress_try($$UPDATE sec_copy SET status = 'FAILED'$$);
+SELECT public.regress_try($$INSERT INTO sec_copy SELECT * FROM sec_copy$$);
+CREATE TEMP TABLE sec_copy2 AS SELECT * FROM fairshare.jobs;
+CREATE TRIGGER t_record AFTER UPDATE ON sec_copy2 REFERENCING OLD TABLE AS old_jobs NEW TABLE AS new_jobs
+	FOR EACH STATEMENT EXECUTE FUNCTION fairshare._record_transitions();
+SELECT count(*) AS events_before FROM fairshare.job_events;
+SELECT public.regress_try($$UPDATE sec_copy2 SET status = 'FAILED', status_reason = 'forged'$$);
+SELECT count(*) AS events_after FROM fairshare.job_events;
+DROP TABLE sec_copy, sec_copy2;
+
 -- TRUNCATE is refused while a job is placed (for the superuser too), also
 -- through a CASCADE; a superuser may still do it on purpose in replica mode.
 SET client_min_messages = warning;
