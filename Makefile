@@ -6,7 +6,8 @@
 # from sql/parts/ in name order, so each part owns its own SQL file.  Released
 # versions keep their install script as a static file (sql/fairshare--0.1.0.sql)
 # and every later catalog change ships as an upgrade script
-# sql/fairshare--FROM--TO.sql; docs/upgrading.md says how.
+# sql/fairshare--FROM--TO.sql, assembled from sql/upgrade/ (below);
+# docs/upgrading.md says how.
 
 EXTENSION   = fairshare
 # The version is fairshare.control's default_version, defined there only:

@@ -8,8 +8,9 @@
 # (demo/setup.sql), then tells a short story with jobs submitted by INSERT
 # (demo/story.py): a timeline of placements, borrowing, reclaim and
 # preemption with their reasons, queue snapshots, explain(), and the
-# dashboard views.  Then the seed article's notebook runs through boto3
-# against the same cluster's AWS Batch API (test/api_admin/notebook.py).
+# dashboard views.  Then a notebook-style walk-through of a fair-share
+# queue runs through boto3 against the same cluster's AWS Batch API
+# (test/api_admin/notebook.py).
 # It ends with a chart of the instances each share held
 # (demo/chart.py, SVG), stops everything it started, removes its temporary
 # files (also on Ctrl-C or an error), and says how to run the same setup
@@ -118,7 +119,7 @@ fi
 [ "$rc" = 0 ] || fail "the story stopped early (exit $rc); the timeline so far is in $out/timeline.txt"
 
 echo
-step "The seed's notebook through boto3, against the AWS Batch API on 127.0.0.1:$api_port"
+step "A fair-share walk-through through boto3, against the AWS Batch API on 127.0.0.1:$api_port"
 boto_python=${FS_BOTO_PYTHON:-python3}
 if "$boto_python" -c 'import boto3' 2> /dev/null; then
 	fs_sql "$work/cluster" "CREATE ROLE demo_admin LOGIN IN ROLE fairshare_admin" > /dev/null &&

@@ -6,7 +6,7 @@
  * day.c, which checks invariants as it goes and exits with status 3 if one
  * breaks, so a printed table comes from a run that kept them all.
  *
- * Definitions of what is printed (README.md, "Simulated day", says the
+ * Definitions of what is printed (docs/benchmarks.md, "Simulated day", says the
  * same):
  *   waiting            at least one RUNNABLE job that could fit the
  *                      environment (instance count <= its capacity).

@@ -2,7 +2,7 @@
 -- are left in place by DROP EXTENSION (other databases may use them).
 --   fairshare_admin      environments, queues, policies, shares; all jobs
 --   fairshare_submitter  submits jobs; sees and terminates only its own
---   fairshare_viewer     the dashboard views only
+--   fairshare_viewer     the dashboard views and the housekeeping tables
 DO $roles$
 DECLARE
 	r text;

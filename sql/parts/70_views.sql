@@ -1,8 +1,7 @@
 -- 70_views.sql — the dashboard views (docs/sql-contract.md, 'Views', and
 -- docs/dashboards.md): what every environment, queue and share holds and waits for
 -- now, and wait times, run times, failures and throughput over a recent
--- window.  README.md, "Dashboards and housekeeping", says what each column
--- means.
+-- window.  docs/dashboards.md says what each column means.
 --
 -- Two kinds of view, both cheap on a large history:
 --   * current state (environment_utilization, queue_status,

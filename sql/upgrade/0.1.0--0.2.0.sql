@@ -15,7 +15,8 @@
 -- It runs while the dispatcher runs: the 0.2.0 library's dispatcher waits
 -- while the catalog is older than the library and starts its turns once
 -- this script has committed; users' sessions wait for the locks it takes
--- (briefly: only two small configuration tables are rewritten).
+-- (docs/upgrading.md, 'It is online': setting jobs.submitter_oid writes
+-- every job row, so the time grows with fairshare.jobs).
 --
 -- Not repeated here: the check that the schema belongs to the installing
 -- role (sql/parts/10_catalog.sql), which guards a new installation.

@@ -1,6 +1,7 @@
-"""The seed article's notebook, through boto3 against fairshare's AWS Batch API.
+"""A notebook-style walk-through of a fair-share queue, through boto3 against
+fairshare's AWS Batch API.
 
-Creates the resources as the AWS sample's create_resources.py does (a
+Creates the resources a team trying AWS Batch for SageMaker would (a
 SageMaker service environment of one instance, a fair-share scheduling
 policy with HIGHPRI/MIDPRI/LOWPRI at weights 1/3/5 and a queue using it, a
 FIFO queue on an environment of its own), submits a LOWPRI and a MIDPRI
@@ -9,7 +10,7 @@ them, shows the queue (list_service_jobs, get_job_queue_snapshot), submits
 a HIGHPRI job, and checks the order in which the dispatcher ran them on the
 SageMaker emulator: HIGHPRI, MIDPRI, LOWPRI.
 
-The article's jobs arrived within one AWS Batch scheduling cycle; fairshare
+The walk-through's jobs arrive within one AWS Batch scheduling cycle; fairshare
 places a job as soon as it is committed, so the environment is DISABLED
 (UpdateServiceEnvironment) while the three jobs are submitted and ENABLED
 afterwards: the scheduler then sees them together, as AWS Batch did.
@@ -176,7 +177,7 @@ def main():
 
     # The jobs arrive together, as in one AWS Batch scheduling cycle.
     admin.update_service_environment(serviceEnvironment=G6_SE, state="DISABLED")
-    say("--- %s is DISABLED while the jobs arrive (they arrived together in the article)" % G6_SE)
+    say("--- %s is DISABLED while the jobs arrive (they arrive together, as in one scheduling cycle)" % G6_SE)
     base = "notebook-%d" % int(time.time())
     low = submit(user, base + "-low-pri", 5, "LOWPRI", args.train_seconds)
     mid = submit(user, base + "-mid-pri", 3, "MIDPRI", args.train_seconds)

@@ -4,9 +4,11 @@
 
 FS_APT_PACKAGES="postgresql-15 postgresql-server-dev-15 postgresql-15-cron \
 libcurl4-openssl-dev libssl-dev libmicrohttpd-dev libipc-run-perl python3-botocore make gcc"
-# Only the tests need these: the HA tests' Patroni and etcd (test/ha/), and
-# what test/package/deb.test needs to build the Debian package.
-FS_APT_TEST_PACKAGES="patroni etcd-server debhelper postgresql-server-dev-all"
+# Only the tests need these: the HA tests' Patroni and etcd (test/ha/),
+# what test/package/deb.test needs to build the Debian package, and git
+# (the upgrade test builds 0.1.0 from its commit; make dist and make deb
+# take the files git tracks).
+FS_APT_TEST_PACKAGES="patroni etcd-server debhelper postgresql-server-dev-all git"
 
 fs_ensure_packages() {	# fs_ensure_packages [extra packages...]
 	local missing=""
