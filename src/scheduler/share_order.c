@@ -169,9 +169,10 @@ fs_merge_next_loaded(FsMerge *m, int *share)
  * (If some loaded job was left waiting, the share had its chance; jobs
  * beyond a prefix cannot back-fill, which is the price of loading heads.)
  * A head that is all MISCONFIGURED does not stop the pass: the wrapper
- * loads deeper only after a placement, so stopping would give its queue
- * and every lower one nothing for as long as those jobs wait.  The share's
- * own jobs behind them wait until they are cancelled or a limit changes.
+ * reads such a share deeper, past those jobs, in its next round and its
+ * next passes, and may not be able to read far enough in this pass (a
+ * sweep of thousands), so stopping could give its queue and every lower
+ * one nothing for as long as those jobs wait.
  */
 bool
 fs_prefix_used_up(FsPass *pass, int share)

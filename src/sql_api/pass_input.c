@@ -27,6 +27,7 @@
 
 #include "utils/array.h"
 #include "utils/hsearch.h"
+#include "utils/memutils.h"
 
 #include "settings.h"
 #include "datums.h"
@@ -384,6 +385,85 @@ static void
 share_key(char *key, const char *queue, const char *name)
 {
 	snprintf(key, SHARE_KEY_LEN, "%s%c%s", queue, SHARE_KEY_SEPARATOR, name ? name : "");
+}
+
+/*
+ * Jobs that can never fit (MISCONFIGURED) at the head of a share.  The core
+ * passes over them, so they must not take the places of the jobs a head is
+ * read for: a FIFO queue with more of them at its front than its head holds
+ * would otherwise never reach the jobs behind them.  So a share whose head
+ * held k such jobs is read k jobs deeper (load_runnable; twice as deep when
+ * its head was all such jobs, below).  The counts are
+ * kept in the backend between passes -- the dispatcher runs every pass in
+ * one backend -- for the shares that have such jobs only: a count that is
+ * too large costs rows read, one too small a round of the pass
+ * (fairshare_note_misconfigured()).
+ */
+typedef struct MisconfiguredHead
+{
+	char		key[SHARE_KEY_LEN];
+	int			count;
+} MisconfiguredHead;
+
+static HTAB *misconfigured_heads = NULL;
+
+static int
+misconfigured_head_count(const char *key)
+{
+	MisconfiguredHead *e;
+
+	if (misconfigured_heads == NULL || hash_get_num_entries(misconfigured_heads) == 0)
+		return 0;
+	e = hash_search(misconfigured_heads, key, HASH_FIND, NULL);
+	return e ? e->count : 0;
+}
+
+bool
+fairshare_note_misconfigured(const PassWorld *w, const int *misconfigured, bool *grew)
+{
+	bool		any_grew = false;
+
+	if (misconfigured_heads == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = SHARE_KEY_LEN;
+		ctl.entrysize = sizeof(MisconfiguredHead);
+		ctl.hcxt = TopMemoryContext;
+		misconfigured_heads = hash_create("fairshare misconfigured heads", 16, &ctl,
+										  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	}
+	for (int s = 0; s < w->input.n_shares; s++)
+	{
+		const FsShare *share = &w->input.shares[s];
+		char		key[SHARE_KEY_LEN];
+		MisconfiguredHead *e;
+		int			count = Min(misconfigured[s], PASS_MISCONFIGURED_MAX);
+		bool		found;
+
+		grew[s] = false;
+		/* a share whose head was not read says nothing about its head */
+		if (share->n_runnable == 0 || (count == 0 && hash_get_num_entries(misconfigured_heads) == 0))
+			continue;
+		share_key(key, w->input.queues[share->queue].name, share->name);
+		if (count == 0)
+		{
+			(void) hash_search(misconfigured_heads, key, HASH_REMOVE, NULL);
+			continue;
+		}
+		/*
+		 * A head that was all such jobs says only that there are at least
+		 * this many: read twice as far past them next, so that a sweep of
+		 * thousands is passed in a few rounds rather than a head a round.
+		 */
+		if (count >= share->n_runnable && share->more_runnable)
+			count = Min(count * 2, PASS_MISCONFIGURED_MAX);
+		e = hash_search(misconfigured_heads, key, HASH_ENTER, &found);
+		grew[s] = !found || count > e->count;
+		any_grew |= grew[s];
+		e->count = count;
+	}
+	return any_grew;
 }
 
 static int
@@ -1175,6 +1255,20 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 			if (hash_search(deeper, key, HASH_FIND, NULL) != NULL)
 			{
 				limit[s] = Max(prefix, each);
+				deep = true;
+			}
+		}
+		/* read past the jobs at its head that can never fit */
+		if (!focused && limit[s] > 0 && misconfigured_heads != NULL)
+		{
+			char		key[SHARE_KEY_LEN];
+			int			skip;
+
+			share_key(key, q->name, w->input.shares[s].name);
+			skip = misconfigured_head_count(key);
+			if (skip > 0)
+			{
+				limit[s] += skip;
 				deep = true;
 			}
 		}

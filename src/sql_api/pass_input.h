@@ -103,6 +103,17 @@ extern PassWorld *fairshare_load_world(int prefix, const char *focus_queue, cons
 								int least_prefix, int budget);
 
 /*
+ * Record how many jobs that can never fit (MISCONFIGURED decisions) each
+ * share of `w' had in the head read for it, misconfigured[] by share index:
+ * the backend reads that many more jobs of the share in its next passes
+ * (pass_input.c, misconfigured_heads).  grew[s] is set when share s had
+ * more of them than it was read past; returns whether any share did.  At
+ * most PASS_MISCONFIGURED_MAX a share.
+ */
+#define PASS_MISCONFIGURED_MAX	65536
+extern bool fairshare_note_misconfigured(const PassWorld *w, const int *misconfigured, bool *grew);
+
+/*
  * Add the shares of `w' marked in marked[] (by share index) to `set', a set
  * that a later fairshare_load_world() takes as `deeper': those shares get
  * `prefix' jobs, uncut by PASS_LOAD_MAX.  A NULL set is made, in the

@@ -738,7 +738,11 @@ store_usage(const PassWorld *w, const FsResult *r)
 /*
  * Did a share place or nominate every job that was loaded for it while it
  * has more?  Then the next jobs of that share may fit or reclaim too, and
- * the pass runs again on fresh state.  (Nominated: a reclaim burst places
+ * the pass runs again on fresh state.  Jobs that can never fit count as
+ * taken: a head with more of them than it was read past is read deeper by
+ * the next round, as far beyond them as it was meant to reach
+ * (fairshare_note_misconfigured()), or a FIFO queue with a sweep of such
+ * jobs at its front would never reach the jobs behind them.  (Nominated: a reclaim burst places
  * nothing until its victims stop, and without the next round a share's
  * jobs beyond its head reclaimed only at a later pass.)  The next round
  * loads deeper every share that placed or nominated anything and has more
@@ -756,6 +760,8 @@ fairshare_prefix_used_up(const PassWorld *w, const FsResult *r, HTAB **deeper)
 	int		   *placed = palloc0(sizeof(int) * Max(w->input.n_shares, 1));
 	int		   *nominated = palloc0(sizeof(int) * Max(w->input.n_shares, 1));
 	int		   *kept = palloc0(sizeof(int) * Max(w->input.n_shares, 1));
+	int		   *misconfigured = palloc0(sizeof(int) * Max(w->input.n_shares, 1));
+	bool	   *grew = palloc0(sizeof(bool) * Max(w->input.n_shares, 1));
 	bool	   *placing = palloc0(sizeof(bool) * Max(w->input.n_shares, 1));
 	bool		used_up = false;
 
@@ -772,11 +778,14 @@ fairshare_prefix_used_up(const PassWorld *w, const FsResult *r, HTAB **deeper)
 			nominated[d->share]++;
 		else if (d->kind == FS_DECISION_KEEP_NOMINATION)
 			kept[d->share]++;
+		else if (d->kind == FS_DECISION_MISCONFIGURED)
+			misconfigured[d->share]++;
 	}
+	(void) fairshare_note_misconfigured(w, misconfigured, grew);
 	for (int s = 0; s < w->input.n_shares; s++)
 	{
 		const FsShare *share = &w->input.shares[s];
-		bool		all_taken = placed[s] + nominated[s] + kept[s] >= share->n_runnable;
+		bool		all_taken = placed[s] + nominated[s] + kept[s] + misconfigured[s] >= share->n_runnable;
 
 		/*
 		 * A share that only nominated goes deeper only when it took every
@@ -785,7 +794,7 @@ fairshare_prefix_used_up(const PassWorld *w, const FsResult *r, HTAB **deeper)
 		 * nothing more with them.
 		 */
 		placing[s] = share->more_runnable &&
-			(placed[s] > 0 || (nominated[s] > 0 && all_taken));
+			(placed[s] > 0 || ((nominated[s] > 0 || grew[s]) && all_taken));
 		if (placing[s] && all_taken)
 			used_up = true;
 	}
@@ -794,6 +803,8 @@ fairshare_prefix_used_up(const PassWorld *w, const FsResult *r, HTAB **deeper)
 	pfree(placed);
 	pfree(nominated);
 	pfree(kept);
+	pfree(misconfigured);
+	pfree(grew);
 	pfree(placing);
 	return used_up;
 }
@@ -937,8 +948,7 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 			budget = Max(budget - spent, 0);
 		if (!dry_run)
 			store_usage(world, result);
-		again = !dry_run && (result->stats.placed > 0 || result->stats.nominated > 0) &&
-			fairshare_prefix_used_up(world, result, &deeper);
+		again = !dry_run && fairshare_prefix_used_up(world, result, &deeper);
 		fairshare_world_free(world);
 		/* stopped by the budget or the rounds with jobs it could place: say so */
 		if (again && (round_full || round == MAX_PASS_ROUNDS - 1))

@@ -628,5 +628,27 @@ SELECT i.probes - b.probes BETWEEN 201 + 64 AND 201 + 64 + 16 AS heads_of_64_sha
 SELECT share_identifier, count(*) AS placed FROM fairshare.jobs
  WHERE job_queue = 'ff-queue' AND status = 'SCHEDULED' GROUP BY 1 ORDER BY 1;
 
+
+-- Jobs that can never fit do not take the places of the jobs behind them.
+-- A FIFO queue with 3,000 of them at its front, far more than a head holds,
+-- places the job behind them in one pass.
+SELECT pg_temp.queue_world('nf', 8, NULL);
+INSERT INTO fairshare.job_queues (name, priority) VALUES ('nf-low', 1);
+INSERT INTO fairshare.queue_environments VALUES ('nf-low', 'nf', 1);
+SELECT count(pg_temp.submit('nf-queue', NULL, 'nf-big-' || i, 9)) AS never_fit FROM generate_series(1, 3000) i;
+SELECT pg_temp.submit('nf-queue', NULL, 'nf-small', 8) > 0 AS behind_them;
+SELECT job, action FROM pg_temp.pass() WHERE job NOT LIKE 'nf-big-%';
+SELECT count(*) AS said_misconfigured FROM fairshare.jobs
+ WHERE job_name LIKE 'nf-big-%' AND status_reason LIKE 'MISCONFIGURATION:%';
+-- Having met them, this backend (as the dispatcher's) reads past them from
+-- the start of its next passes: a new job behind them goes before a job of
+-- the lower queue that arrives with it, in a bounded pass as the
+-- dispatcher runs it.
+SELECT pg_temp.sagemaker('nf-small', 'Completed', 'Completed');
+SELECT pg_temp.submit('nf-queue', NULL, 'nf-small-2', 8) > 0 AS behind_them;
+SELECT pg_temp.submit('nf-low', NULL, 'nf-low-1', 8) > 0 AS lower_queue;
+SELECT j.job_name, s.action FROM fairshare.schedule(false, 256) s JOIN fairshare.jobs j USING (job_id)
+ WHERE j.job_name NOT LIKE 'nf-big-%';
+SELECT job_name, status FROM fairshare.jobs WHERE job_name IN ('nf-small-2', 'nf-low-1') ORDER BY 1;
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
