@@ -120,8 +120,9 @@ fi
 
 echo
 step "A fair-share walk-through through boto3, against the AWS Batch API on 127.0.0.1:$api_port"
+fs_find_boto_python > /dev/null 2>&1 || true
 boto_python=${FS_BOTO_PYTHON:-python3}
-if "$boto_python" -c 'import boto3' 2> /dev/null; then
+if fs_has_service_jobs "$boto_python"; then
 	fs_sql "$work/cluster" "CREATE ROLE demo_admin LOGIN IN ROLE fairshare_admin" > /dev/null &&
 		fs_sql "$work/cluster" "CREATE ROLE demo_user LOGIN IN ROLE fairshare_submitter" > /dev/null ||
 		fail "could not create the API's roles"
@@ -136,7 +137,7 @@ if "$boto_python" -c 'import boto3' 2> /dev/null; then
 	sed 's/^/   /' "$work/notebook.log"
 	[ "$nb_rc" = 0 ] || fail "the notebook's calls failed (exit $nb_rc, see above)"
 else
-	echo "   (skipped: $boto_python has no boto3; set FS_BOTO_PYTHON to a Python that has it)"
+	echo "   (skipped: no Python here has a boto3 with AWS Batch service jobs, 1.39 or later; set FS_BOTO_PYTHON to one that has)"
 fi
 
 echo
