@@ -143,6 +143,7 @@ is_client_error(int sqlerrcode)
 		case ERRCODE_UNDEFINED_OBJECT:
 		case ERRCODE_DUPLICATE_OBJECT:
 		case ERRCODE_CHECK_VIOLATION:
+		case ERRCODE_STATEMENT_TOO_COMPLEX:	/* 54001: JSON nested too deeply */
 			return true;
 	}
 	return false;
@@ -479,7 +480,16 @@ fairshare_api_execute(FsApiRequest *req, FsApiResponse *resp)
 	{
 		char	   *msg = edata->message ? edata->message : "invalid request";
 
-		if (edata->hint != NULL)
+		/*
+		 * Only a request's JSON (the body, or a member that is JSON text,
+		 * like serviceRequestPayload) nests deeply enough to exhaust the
+		 * stack of the recursive JSON parser.  PostgreSQL's "stack depth
+		 * limit exceeded" and its hint to raise max_stack_depth speak to the
+		 * server's administrator; the client can only nest less.
+		 */
+		if (edata->sqlerrcode == ERRCODE_STATEMENT_TOO_COMPLEX)
+			msg = "the request's JSON is nested too deeply";
+		else if (edata->hint != NULL)
 			msg = psprintf("%s (%s)", msg, edata->hint);
 		fairshare_api_error(resp, 400, "ClientException", pg_server_to_any(msg, strlen(msg), PG_UTF8));
 	}

@@ -463,6 +463,15 @@ def group_input():
         check("%s is answered %d %s" % (name, status, kind), (status, kind), (st, b.get("__type")))
         truthy("... with a message", isinstance(b.get("message"), str) and b["message"], repr(b))
     check("bad input wrote nothing", before, job_count())
+    # JSON nested 32,000 deep fits in the 64kB body but not in the JSON
+    # parser's stack: PostgreSQL's "stack depth limit exceeded" (54001) is
+    # the request's fault, a 400 that botocore does not retry, and its
+    # message tells the client what to change, not to raise max_stack_depth.
+    deep = 32000
+    st, h, b = signed_raw("POST", "/v1/describeservicejob", b'{"jobId": ' + b"[" * deep + b"]" * deep + b"}")
+    check("JSON nested 32,000 deep is answered 400 ClientException", (400, "ClientException"), (st, b.get("__type")))
+    check("... saying it is nested too deeply, not how to configure the server",
+          (True, False), ("nested too deeply" in b.get("message", ""), "max_stack_depth" in b.get("message", "")))
     # Headers beyond fairshare.api_max_header_size (16kB here) are answered
     # 431 ClientException, AWS-shaped; beyond four times it libmicrohttpd
     # answers before any callback of ours runs, with its own page -- 431 and
