@@ -350,6 +350,13 @@ execute_in_transaction(FsApiRequest *req, FsApiResponse *resp)
 							psprintf("operation %s is not supported by this version of fairshare", req->operation));
 		return;
 	}
+	if (req->list_overflow)
+	{
+		fairshare_api_error(resp, 400, "ClientException",
+							psprintf("the query parameter %s is repeated more than %d times, more than %s takes",
+									 req->list_query_name, FS_API_MAX_LIST_VALUES, req->operation));
+		return;
+	}
 	if (!valid_text(req->body, req->body_len))
 	{
 		fairshare_api_error(resp, 400, "ClientException", "the request body is not valid UTF-8 text");

@@ -8,8 +8,9 @@ or "FAILED: ..."; the last line is "N passed, M failed".
 
 Groups: jobs (every job operation, its errors and pagination, clientToken),
 tenancy (two submitters and a viewer), auth (signature failures), input
-(bad requests answered with the right error and nothing written), limits
-(rate and connection limits, slow clients).
+(bad requests answered with the right error and nothing written), tags
+(tagging's bounds and their messages), limits (rate and connection
+limits, slow clients).
 """
 import datetime
 import http.client
@@ -512,6 +513,30 @@ def group_input():
     st, h, b = signed_raw("POST", "/v1/describeservicejob", b"")
     check("an empty body is a request without members", (400, "ClientException", True),
           (st, b.get("__type"), "jobId is required" in b.get("message", "")))
+
+
+def group_tags():
+    adam = client("adam")
+    arn = "arn:aws:batch:us-east-1:000000000000:job-queue/fifo_q"
+    # botocore's model: TagResource takes 1 to 50 tags, UntagResource 1 to 50
+    # tagKeys; botocore checks neither bound, the server does.
+    e = error_of(adam.tag_resource, resourceArn=arn, tags={})
+    check("TagResource with no tags is a ClientException saying so", ("ClientException", 400, True),
+          e[:2] + ("at least one tag" in e[2],) if e else None)
+    fifty = {"k%02d" % i: "v" for i in range(50)}
+    adam.tag_resource(resourceArn=arn, tags=fifty)
+    check("a queue takes 50 tags", fifty, adam.list_tags_for_resource(resourceArn=arn)["tags"])
+    e = error_of(adam.untag_resource, resourceArn=arn, tagKeys=["k%02d" % i for i in range(51)])
+    check("UntagResource with 51 tagKeys is a ClientException: at most 50", ("ClientException", 400, True),
+          e[:2] + ("at most 50" in e[2],) if e else None)
+    # More than the server keeps of a repeated query parameter (64): refused
+    # by the server itself, never cut to the first 64.
+    e = error_of(adam.untag_resource, resourceArn=arn, tagKeys=["k%02d" % i for i in range(65)])
+    check("UntagResource with 65 tagKeys is refused as too many, not cut short", ("ClientException", 400, True),
+          e[:2] + ("tagKeys is repeated more than 64 times" in e[2],) if e else None)
+    check("... and neither refusal removed a tag", 50, len(adam.list_tags_for_resource(resourceArn=arn)["tags"]))
+    adam.untag_resource(resourceArn=arn, tagKeys=list(fifty))
+    check("UntagResource with 50 tagKeys removes all 50", {}, adam.list_tags_for_resource(resourceArn=arn)["tags"])
 
 
 def group_limits():
