@@ -89,7 +89,13 @@ $$;
 CREATE FUNCTION fairshare._validate_resource_tags()
 RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
-	PERFORM fairshare._check_tags(replace(TG_TABLE_NAME, '_', ' '), NEW.tags);
+	-- The messages name one resource: "a job queue has at most 50 tags".
+	PERFORM fairshare._check_tags(CASE TG_RELID
+		WHEN 'fairshare.service_environments'::regclass THEN 'service environment'
+		WHEN 'fairshare.scheduling_policies'::regclass THEN 'scheduling policy'
+		WHEN 'fairshare.job_queues'::regclass THEN 'job queue'
+		WHEN 'fairshare.quota_shares'::regclass THEN 'quota share'
+		ELSE TG_TABLE_NAME::text END, NEW.tags);
 	RETURN NEW;
 END
 $$;

@@ -526,6 +526,9 @@ def group_tags():
     fifty = {"k%02d" % i: "v" for i in range(50)}
     adam.tag_resource(resourceArn=arn, tags=fifty)
     check("a queue takes 50 tags", fifty, adam.list_tags_for_resource(resourceArn=arn)["tags"])
+    e = error_of(adam.tag_resource, resourceArn=arn, tags={"one-more": "x"})
+    check("a 51st tag is a ClientException naming one job queue", ("ClientException", 400, "a job queue has at most 50 tags"),
+          e[:3] if e else None)
     e = error_of(adam.untag_resource, resourceArn=arn, tagKeys=["k%02d" % i for i in range(51)])
     check("UntagResource with 51 tagKeys is a ClientException: at most 50", ("ClientException", 400, True),
           e[:2] + ("at most 50" in e[2],) if e else None)
@@ -537,6 +540,15 @@ def group_tags():
     check("... and neither refusal removed a tag", 50, len(adam.list_tags_for_resource(resourceArn=arn)["tags"]))
     adam.untag_resource(resourceArn=arn, tagKeys=list(fifty))
     check("UntagResource with 50 tagKeys removes all 50", {}, adam.list_tags_for_resource(resourceArn=arn)["tags"])
+    many = {"t%02d" % i: "v" for i in range(51)}
+    e = error_of(adam.create_service_environment, serviceEnvironmentName="tags-env", serviceEnvironmentType="SAGEMAKER_TRAINING",
+                 capacityLimits=[{"maxCapacity": 1, "capacityUnit": "NUM_INSTANCES"}], tags=many)
+    check("51 tags on a new service environment: a ClientException naming one", ("ClientException", 400, "a service environment has at most 50 tags"),
+          e[:3] if e else None)
+    e = error_of(adam.create_scheduling_policy, name="tags-sp", tags=many,
+                 fairsharePolicy={"shareDistribution": [{"shareIdentifier": "A", "weightFactor": 1.0}]})
+    check("51 tags on a new scheduling policy: a ClientException naming one", ("ClientException", 400, "a scheduling policy has at most 50 tags"),
+          e[:3] if e else None)
 
 
 def group_limits():
