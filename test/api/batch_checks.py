@@ -385,6 +385,12 @@ def group_tenancy():
     e = error_of(submit, vera, "viewer-job")
     check("a viewer cannot submit", ("ClientException", 400), e[:2] if e else None)
     truthy("the viewer's refusal says why", e and "permission denied" in e[2], repr(e))
+    e = error_of(vera.create_job_queue, jobQueueName="viewer-q", priority=1)
+    check("a viewer calling an admin operation is told the operation and the role it needs, no internal name",
+          ("ClientException", 400, "CreateJobQueue needs the fairshare_admin role"), e[:3] if e else None)
+    e = error_of(alice.tag_resource, resourceArn="arn:aws:batch:us-east-1:000000000000:job-queue/fifo_q", tags={"k": "v"})
+    check("... and so is a submitter", ("ClientException", 400, "TagResource needs the fairshare_admin role"),
+          e[:3] if e else None)
     e = error_of(vera.describe_service_job, jobId=a["jobId"])
     check("a viewer cannot read jobs", ("ClientException", 400), e[:2] if e else None)
     e = error_of(vera.terminate_service_job, jobId=a["jobId"], reason="x")
