@@ -365,6 +365,27 @@ def group_jobs():
           (sql("SELECT string_agg(job_id::text, ',') FROM fairshare.jobs WHERE job_name = 'lost-answer'"),),
           (again["jobId"],))
 
+    # quotaShareName takes the share's ARN, as every name parameter does
+    # (docs/api.md); one of another queue, kind or region is refused.
+    share_arn = "arn:aws:batch:us-east-1:000000000000:job-queue/quota_q/quota-share/ProdExp2"
+    qa = submit(alice, "quota-by-arn", queue="quota_q", quotaShareName=share_arn, payload=payload(9))
+    check("quotaShareName as the share's ARN puts the job in that share", "quota_q|ProdExp2",
+          sql("SELECT job_queue || '|' || quota_share FROM fairshare.jobs WHERE job_id = %s" % qa["jobId"]))
+    check("... which describe names", "ProdExp2", alice.describe_service_job(jobId=qa["jobId"]).get("quotaShareName"))
+    alice.terminate_service_job(jobId=qa["jobId"], reason="checked")
+    before = job_count()
+    for name, arn, says in [
+        ("of another queue's share", "arn:aws:batch:us-east-1:000000000000:job-queue/fair_q/quota-share/ProdExp2",
+         'is a quota share of job queue "fair_q", not of "quota_q"'),
+        ("of another kind", "arn:aws:batch:us-east-1:000000000000:job-queue/quota_q", "is not a quota-share ARN"),
+        ("of another region", "arn:aws:batch:eu-west-1:000000000000:job-queue/quota_q/quota-share/ProdExp2",
+         "is not an ARN of this fairshare installation"),
+    ]:
+        e = error_of(submit, alice, "quota-bad-arn", queue="quota_q", quotaShareName=arn, payload=payload(9))
+        check("a quotaShareName ARN %s is a ClientException saying so" % name, ("ClientException", 400, True),
+              e[:2] + (says in e[2],) if e else None)
+    check("... and none of them made a job", before, job_count())
+
 
 def group_tenancy():
     alice, bob, vera, adam = client("alice"), client("bob"), client("vera"), client("adam")
