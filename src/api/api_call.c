@@ -44,6 +44,7 @@
 
 #include "api/api.h"
 #include "api/api_internal.h"
+#include "aws/credentials.h"
 #include "settings.h"
 #include "statement.h"
 
@@ -120,11 +121,18 @@ fairshare_api_error(FsApiResponse *resp, int http_status, const char *error_type
 	resp->body_len = n;
 }
 
-/* The region requests must be signed for: the one the ARNs name. */
+/*
+ * The region requests must be signed for: the one the ARNs name
+ * (89_api_common.sql's _api_region() resolves it the same way), the
+ * dispatcher's -- fairshare.region, else AWS_REGION, else
+ * AWS_DEFAULT_REGION of the server's environment -- else us-east-1.
+ */
 static const char *
 api_region(void)
 {
-	return (fairshare_region != NULL && fairshare_region[0] != '\0') ? fairshare_region : "us-east-1";
+	const char *region = fs_aws_region();
+
+	return region != NULL ? region : "us-east-1";
 }
 
 /* SQLSTATEs that mean the caller's request is at fault (89_api_common.sql). */
