@@ -197,7 +197,10 @@ lookup_key(const char *access_key_id, KeyRow *key)
 
 		key->secret = malloc(len + 1);
 		if (key->secret == NULL)
-			elog(ERROR, "out of memory");
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory"),
+					 errdetail("Failed on request of size %d.", len + 1)));
 		memcpy(key->secret, VARDATA_ANY(t), len);
 		key->secret[len] = '\0';
 		if ((Pointer) t != DatumGetPointer(d))
