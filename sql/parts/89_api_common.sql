@@ -16,21 +16,31 @@
 -- Any other error is a ServerException (HTTP 500) whose message says nothing
 -- about the server's internals.
 
--- The region and account that ARNs name: fairshare.region (else us-east-1)
--- and fairshare.api_account_id (else twelve zeros).
+-- The region and account that ARNs name.  The region is the dispatcher's,
+-- fairshare.aws_region() (fairshare.region, else AWS_REGION, else
+-- AWS_DEFAULT_REGION of the server's environment), else us-east-1: the
+-- region the API server checks signatures for (src/api/api_call.c resolves
+-- it the same way).  The account is fairshare.api_account_id (else twelve
+-- zeros).
 --
 -- These small helpers are PL/pgSQL rather than SQL although each is one
 -- expression: a SQL function with a SET clause is never inlined, and it is
 -- parsed and planned again in every transaction that calls it, while
 -- PL/pgSQL keeps its plans for the session -- and the API's workers call
 -- them in every request.
+--
+-- _api_region() runs as the owner: aws_region() is for admins (50_aws.sql),
+-- and the API's roles see the region in every ARN anyway.  Nobody else
+-- needs it.
 CREATE FUNCTION fairshare._api_region()
-RETURNS text LANGUAGE plpgsql STABLE
+RETURNS text LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
-	RETURN coalesce(nullif(current_setting('fairshare.region', true), ''), 'us-east-1');
+	RETURN coalesce(fairshare.aws_region(), 'us-east-1');
 END
 $$;
+REVOKE ALL ON FUNCTION fairshare._api_region() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairshare._api_region() TO fairshare_admin, fairshare_submitter, fairshare_viewer;
 
 CREATE FUNCTION fairshare._api_account_id()
 RETURNS text LANGUAGE plpgsql STABLE

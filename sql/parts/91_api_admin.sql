@@ -89,7 +89,13 @@ $$;
 CREATE FUNCTION fairshare._validate_resource_tags()
 RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
-	PERFORM fairshare._check_tags(replace(TG_TABLE_NAME, '_', ' '), NEW.tags);
+	-- The messages name one resource: "a job queue has at most 50 tags".
+	PERFORM fairshare._check_tags(CASE TG_RELID
+		WHEN 'fairshare.service_environments'::regclass THEN 'service environment'
+		WHEN 'fairshare.scheduling_policies'::regclass THEN 'scheduling policy'
+		WHEN 'fairshare.job_queues'::regclass THEN 'job queue'
+		WHEN 'fairshare.quota_shares'::regclass THEN 'quota share'
+		ELSE TG_TABLE_NAME::text END, NEW.tags);
 	RETURN NEW;
 END
 $$;
@@ -1306,6 +1312,11 @@ DECLARE
 BEGIN
 	SELECT * INTO res FROM fairshare._api_parse_arn(fairshare._api_string(r, 'resourceArn', true), 'resourceArn');
 	tags := fairshare._api_json(r, 'tags', 'object', true);
+	-- As botocore's model says (TagrisTagsMap: 1 to 50 tags).
+	IF tags = '{}' THEN
+		PERFORM fairshare._reject('22023', 'tags must hold at least one tag',
+			'TagResource adds or replaces 1 to 50 tags; UntagResource removes them.');
+	END IF;
 	PERFORM fairshare._check_tags(replace(res.kind, '-', ' '), tags);
 	PERFORM fairshare._api_store_tags(res.kind, res.name, fairshare._api_lock_tags(res.kind, res.name) || tags);
 	RETURN '{}'::jsonb;
@@ -1335,6 +1346,10 @@ BEGIN
 			PERFORM fairshare._reject('22023', 'tagKeys must be a list of strings');
 		END IF;
 	END LOOP;
+	-- As botocore's model says (TagKeysList: 1 to 50).
+	IF jsonb_array_length(keys) > 50 THEN
+		PERFORM fairshare._reject('22023', format('tagKeys lists at most 50 tag keys, not %s', jsonb_array_length(keys)));
+	END IF;
 	PERFORM fairshare._api_store_tags(res.kind, res.name,
 		fairshare._api_lock_tags(res.kind, res.name) - ARRAY(SELECT jsonb_array_elements_text(keys)));
 	RETURN '{}'::jsonb;

@@ -70,9 +70,16 @@ typedef struct FsApiRequest
 	char	   *path_param;		/* decoded, or NULL */
 	const char *list_query_name;	/* e.g. tagKeys, or NULL */
 	int			nlist_values;
-	char	  **list_values;	/* decoded */
+	char	  **list_values;	/* decoded, at most FS_API_MAX_LIST_VALUES */
+	bool		list_overflow;	/* it was given more often than that */
 	char		request_id[37];
 } FsApiRequest;
+
+/*
+ * The most values of a repeated query parameter (tagKeys) a request keeps;
+ * a request that gives more is refused, never cut short.
+ */
+#define FS_API_MAX_LIST_VALUES 64
 
 /* Run an authenticated operation; fills *resp.  Never throws. */
 extern void fairshare_api_execute(FsApiRequest *req, FsApiResponse *resp);

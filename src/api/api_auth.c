@@ -7,7 +7,8 @@
  * the one our own signer (src/aws/sigv4.c, which agrees with botocore byte
  * for byte) computes for the same request with the key's secret: same
  * method, path as sent, query, the headers the client says it signed, the
- * body, its X-Amz-Date, region fairshare.region and service "batch".
+ * body, its X-Amz-Date, the server's region (api_call.c) and service
+ * "batch".
  * Signatures are compared in constant time (CRYPTO_memcmp).
  *
  * Plain C on OpenSSL, no PostgreSQL calls: it never raises, and it never

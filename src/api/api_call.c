@@ -12,7 +12,9 @@
  * operation then runs as the key's role, as a security-restricted
  * operation (fairshare_run_statement_as, statement.h): grants and
  * row-level security apply exactly as to that role in SQL, and nothing can
- * SET ROLE back.
+ * SET ROLE back.  The grant on the operation's own function is checked
+ * first, so that a refusal names the operation and the role it needs
+ * rather than an internal function.
  *
  * Every PostgreSQL error is caught here (fairshare_api_execute never
  * throws): the transaction is rolled back and the error mapped to AWS's
@@ -34,12 +36,15 @@
 #include "parser/parse_func.h"
 #include "pgstat.h"
 #include "tcop/tcopprot.h"
+#include "utils/acl.h"
 #include "utils/snapmgr.h"
 #include "utils/json.h"
+#include "utils/syscache.h"
 #include "utils/timeout.h"
 
 #include "api/api.h"
 #include "api/api_internal.h"
+#include "aws/credentials.h"
 #include "settings.h"
 #include "statement.h"
 
@@ -66,6 +71,7 @@ static FairshareStatement key_stmt = {
 typedef struct OperationStatement
 {
 	const char *function;		/* a static string of api_http.c's table */
+	Oid			fn;				/* fairshare.<function>(jsonb), as last looked up */
 	FairshareStatement st;
 } OperationStatement;
 
@@ -115,11 +121,18 @@ fairshare_api_error(FsApiResponse *resp, int http_status, const char *error_type
 	resp->body_len = n;
 }
 
-/* The region requests must be signed for: the one the ARNs name. */
+/*
+ * The region requests must be signed for: the one the ARNs name
+ * (89_api_common.sql's _api_region() resolves it the same way), the
+ * dispatcher's -- fairshare.region, else AWS_REGION, else
+ * AWS_DEFAULT_REGION of the server's environment -- else us-east-1.
+ */
 static const char *
 api_region(void)
 {
-	return (fairshare_region != NULL && fairshare_region[0] != '\0') ? fairshare_region : "us-east-1";
+	const char *region = fs_aws_region();
+
+	return region != NULL ? region : "us-east-1";
 }
 
 /* SQLSTATEs that mean the caller's request is at fault (89_api_common.sql). */
@@ -143,6 +156,7 @@ is_client_error(int sqlerrcode)
 		case ERRCODE_UNDEFINED_OBJECT:
 		case ERRCODE_DUPLICATE_OBJECT:
 		case ERRCODE_CHECK_VIOLATION:
+		case ERRCODE_STATEMENT_TOO_COMPLEX:	/* 54001: JSON nested too deeply */
 			return true;
 	}
 	return false;
@@ -183,7 +197,10 @@ lookup_key(const char *access_key_id, KeyRow *key)
 
 		key->secret = malloc(len + 1);
 		if (key->secret == NULL)
-			elog(ERROR, "out of memory");
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory"),
+					 errdetail("Failed on request of size %d.", len + 1)));
 		memcpy(key->secret, VARDATA_ANY(t), len);
 		key->secret[len] = '\0';
 		if ((Pointer) t != DatumGetPointer(d))
@@ -241,30 +258,47 @@ params_json(FsApiRequest *req)
 	return buf.data;
 }
 
-/*
- * The statement calling fairshare.<function>(jsonb) with the body ($1) and
- * the path and query parameters ($2); NULL when this version of the catalog
- * has no such function (not remembered: an upgrade may add it).  Its SQL is
- * built from the name in api_http.c's table, never from the request.
- */
-static FairshareStatement *
-operation_statement(const char *function)
+/* fairshare.<function>(jsonb), or InvalidOid when the catalog has none. */
+static Oid
+operation_function(const char *function)
 {
 	Oid			jsonb_arg[1] = {JSONBOID};
-	List	   *name;
+	List	   *name = list_make2(makeString("fairshare"), makeString(pstrdup(function)));
+
+	return LookupFuncName(name, 1, jsonb_arg, true);
+}
+
+/*
+ * The operation's function and the statement calling it with the body ($1)
+ * and the path and query parameters ($2); NULL when this version of the
+ * catalog has no such function (not remembered: an upgrade may add it).
+ * Its SQL is built from the name in api_http.c's table, never from the
+ * request.
+ */
+static OperationStatement *
+operation_statement(const char *function)
+{
+	Oid			fn;
 	OperationStatement *op;
 	MemoryContext old;
 
 	for (int i = 0; i < n_operation_statements; i++)
 		if (strcmp(operation_statements[i].function, function) == 0)
-			return &operation_statements[i].st;
-	name = list_make2(makeString("fairshare"), makeString(pstrdup(function)));
-	if (!OidIsValid(LookupFuncName(name, 1, jsonb_arg, true)))
+		{
+			op = &operation_statements[i];
+			/* an ALTER EXTENSION ... UPDATE may have made it anew */
+			if (!SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(op->fn)))
+				op->fn = operation_function(function);
+			return OidIsValid(op->fn) ? op : NULL;
+		}
+	fn = operation_function(function);
+	if (!OidIsValid(fn))
 		return NULL;
 	if (n_operation_statements >= MAX_OPERATION_STATEMENTS)
 		elog(ERROR, "more API operations than the %d statements api_call.c keeps", MAX_OPERATION_STATEMENTS);
 	op = &operation_statements[n_operation_statements++];
 	op->function = function;
+	op->fn = fn;
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	op->st.what = psprintf("call fairshare.%s", function);
 	op->st.sql = psprintf("SELECT fairshare.%s(b OPERATOR(pg_catalog.||) $2::pg_catalog.jsonb)::pg_catalog.text "
@@ -274,7 +308,40 @@ operation_statement(const char *function)
 	MemoryContextSwitchTo(old);
 	op->st.argtypes[0] = TEXTOID;
 	op->st.argtypes[1] = TEXTOID;
-	return &op->st;
+	return op;
+}
+
+/*
+ * Why the key's role may not call the operation: the fairshare roles that
+ * may ("CreateJobQueue needs the fairshare_admin role").  PostgreSQL's own
+ * "permission denied for function _api_create_job_queue" would name an
+ * internal function instead of what the caller asked for.
+ */
+static char *
+not_allowed_message(const char *operation, Oid fn)
+{
+	static const char *const fairshare_roles[] = {"fairshare_admin", "fairshare_submitter", "fairshare_viewer"};
+	const char *allowed[lengthof(fairshare_roles)];
+	int			n = 0;
+
+	for (int i = 0; i < lengthof(fairshare_roles); i++)
+	{
+		Oid			role = get_role_oid(fairshare_roles[i], true);
+
+		if (OidIsValid(role) && pg_proc_aclcheck(fn, role, ACL_EXECUTE) == ACLCHECK_OK)
+			allowed[n++] = fairshare_roles[i];
+	}
+	switch (n)
+	{
+		case 0:
+			return psprintf("%s is not allowed for this API key's role", operation);
+		case 1:
+			return psprintf("%s needs the %s role", operation, allowed[0]);
+		case 2:
+			return psprintf("%s needs the %s or %s role", operation, allowed[0], allowed[1]);
+		default:
+			return psprintf("%s needs the %s, %s or %s role", operation, allowed[0], allowed[1], allowed[2]);
+	}
 }
 
 static bool
@@ -297,7 +364,7 @@ execute_in_transaction(FsApiRequest *req, FsApiResponse *resp)
 	KeyRow		key;
 	const char *region = api_region();
 	char	   *body;
-	FairshareStatement *call;
+	OperationStatement *call;
 	Datum		values[2];
 	char	   *result;
 	bool		isnull;
@@ -349,6 +416,19 @@ execute_in_transaction(FsApiRequest *req, FsApiResponse *resp)
 							psprintf("operation %s is not supported by this version of fairshare", req->operation));
 		return;
 	}
+	/* The grant the call would be refused for (docs/api-admin.md). */
+	if (pg_proc_aclcheck(call->fn, key.role, ACL_EXECUTE) != ACLCHECK_OK)
+	{
+		fairshare_api_error(resp, 400, "ClientException", not_allowed_message(req->operation, call->fn));
+		return;
+	}
+	if (req->list_overflow)
+	{
+		fairshare_api_error(resp, 400, "ClientException",
+							psprintf("the query parameter %s is repeated more than %d times, more than %s takes",
+									 req->list_query_name, FS_API_MAX_LIST_VALUES, req->operation));
+		return;
+	}
 	if (!valid_text(req->body, req->body_len))
 	{
 		fairshare_api_error(resp, 400, "ClientException", "the request body is not valid UTF-8 text");
@@ -359,7 +439,7 @@ execute_in_transaction(FsApiRequest *req, FsApiResponse *resp)
 	values[1] = CStringGetTextDatum(params_json(req));
 
 	/* As the key's role, restricted: grants and row-level security apply. */
-	if (fairshare_run_statement_as(call, key.role, values, NULL) == 0)
+	if (fairshare_run_statement_as(&call->st, key.role, values, NULL) == 0)
 	{
 		fairshare_api_error(resp, 400, "ClientException", "the request body must be a JSON object");
 		return;
@@ -479,7 +559,16 @@ fairshare_api_execute(FsApiRequest *req, FsApiResponse *resp)
 	{
 		char	   *msg = edata->message ? edata->message : "invalid request";
 
-		if (edata->hint != NULL)
+		/*
+		 * Only a request's JSON (the body, or a member that is JSON text,
+		 * like serviceRequestPayload) nests deeply enough to exhaust the
+		 * stack of the recursive JSON parser.  PostgreSQL's "stack depth
+		 * limit exceeded" and its hint to raise max_stack_depth speak to the
+		 * server's administrator; the client can only nest less.
+		 */
+		if (edata->sqlerrcode == ERRCODE_STATEMENT_TOO_COMPLEX)
+			msg = "the request's JSON is nested too deeply";
+		else if (edata->hint != NULL)
 			msg = psprintf("%s (%s)", msg, edata->hint);
 		fairshare_api_error(resp, 400, "ClientException", pg_server_to_any(msg, strlen(msg), PG_UTF8));
 	}

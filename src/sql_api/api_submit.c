@@ -64,6 +64,14 @@ static FairshareStatement queue_name_stmt = {
 	.max_rows = 1,
 };
 
+/* A quotaShareName given as an ARN: '<queue>/<share>', by the same rule. */
+static FairshareStatement quota_share_key_stmt = {
+	.what = "read the quota share's queue and name from its ARN",
+	.sql = "SELECT fairshare._api_resource_name('quota-share', $1, 'quotaShareName')",
+	.argtypes = {TEXTOID},
+	.max_rows = 1,
+};
+
 /*
  * The job an earlier try with this clientToken made, as the caller sees it.
  * Not read_only: run after the advisory lock, it must take a new snapshot
@@ -403,6 +411,34 @@ column_int8(int col)
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, &isnull));
 }
 
+/*
+ * The name of the quota share a quotaShareName ARN names, which must be one
+ * of queue's: every name parameter also takes the ARN (docs/api.md).  An
+ * ARN of another kind, region or account is refused by
+ * _api_resource_name.
+ */
+static char *
+quota_share_of_arn(const char *arn, const char *queue)
+{
+	Datum		arg[1] = {CStringGetTextDatum(arn)};
+	char	   *key;
+	char	   *slash;
+
+	fairshare_run_statement(&quota_share_key_stmt, arg, NULL);
+	key = column_text(1);
+	slash = strchr(key, '/');
+	if (slash == NULL)
+		elog(ERROR, "_api_resource_name gave quota share \"%s\" without its queue", key);
+	*slash = '\0';
+	if (strcmp(key, queue) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("quotaShareName \"%s\" is a quota share of job queue \"%s\", not of \"%s\"",
+						arn, key, queue),
+				 errhint("Give the quota share's name, or the ARN of a quota share of jobQueue.")));
+	return slash + 1;
+}
+
 /* A parameter of a value that may be missing (NULL), SPI style. */
 static Datum
 text_param(const char *s, char *null)
@@ -585,6 +621,8 @@ fairshare_api_submit_service_job(PG_FUNCTION_ARGS)
 	 */
 	share = get_string(&req, "shareIdentifier", false);
 	quota_share = get_string(&req, "quotaShareName", false);
+	if (quota_share != NULL && strncmp(quota_share, "arn:", 4) == 0)
+		quota_share = quota_share_of_arn(quota_share, queue);
 
 	values[0] = text_param(job_name, &nulls[0]);
 	values[1] = text_param(queue, &nulls[1]);

@@ -73,8 +73,13 @@ lock_visible_job(int64 job_id, FairshareSavedUser *saved)
 	fairshare_require_visible_job(job_id);
 	*saved = fairshare_become_catalog_owner();
 
+	/* Deleted (by an admin, or retention) after the look-up above. */
 	if (fairshare_run_statement(&lock_job_stmt, values, NULL) != 1)
-		elog(ERROR, "job " INT64_FORMAT " vanished while being locked", job_id);
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("job " INT64_FORMAT " does not exist", job_id),
+				 errdetail("It was deleted after this call found it, before it could be locked."),
+				 errhint("There is nothing left to terminate or change.")));
 	return TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0],
 											 SPI_tuptable->tupdesc, 1, &isnull));
 }

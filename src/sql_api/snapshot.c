@@ -139,7 +139,8 @@ fairshare_queue_snapshot(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("job queue \"%s\" does not exist", queue_name),
-					 errhint("SELECT * FROM fairshare.queue_status lists the queues.")));
+					 errhint("SELECT name FROM fairshare.job_queues lists the queues; "
+							 "viewers, who cannot read it: SELECT job_queue FROM fairshare.queue_status.")));
 	}
 	fairshare_restore_user(saved);
 

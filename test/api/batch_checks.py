@@ -8,8 +8,9 @@ or "FAILED: ..."; the last line is "N passed, M failed".
 
 Groups: jobs (every job operation, its errors and pagination, clientToken),
 tenancy (two submitters and a viewer), auth (signature failures), input
-(bad requests answered with the right error and nothing written), limits
-(rate and connection limits, slow clients).
+(bad requests answered with the right error and nothing written), tags
+(tagging's bounds and their messages), limits (rate and connection
+limits, slow clients).
 """
 import datetime
 import http.client
@@ -364,6 +365,27 @@ def group_jobs():
           (sql("SELECT string_agg(job_id::text, ',') FROM fairshare.jobs WHERE job_name = 'lost-answer'"),),
           (again["jobId"],))
 
+    # quotaShareName takes the share's ARN, as every name parameter does
+    # (docs/api.md); one of another queue, kind or region is refused.
+    share_arn = "arn:aws:batch:us-east-1:000000000000:job-queue/quota_q/quota-share/ProdExp2"
+    qa = submit(alice, "quota-by-arn", queue="quota_q", quotaShareName=share_arn, payload=payload(9))
+    check("quotaShareName as the share's ARN puts the job in that share", "quota_q|ProdExp2",
+          sql("SELECT job_queue || '|' || quota_share FROM fairshare.jobs WHERE job_id = %s" % qa["jobId"]))
+    check("... which describe names", "ProdExp2", alice.describe_service_job(jobId=qa["jobId"]).get("quotaShareName"))
+    alice.terminate_service_job(jobId=qa["jobId"], reason="checked")
+    before = job_count()
+    for name, arn, says in [
+        ("of another queue's share", "arn:aws:batch:us-east-1:000000000000:job-queue/fair_q/quota-share/ProdExp2",
+         'is a quota share of job queue "fair_q", not of "quota_q"'),
+        ("of another kind", "arn:aws:batch:us-east-1:000000000000:job-queue/quota_q", "is not a quota-share ARN"),
+        ("of another region", "arn:aws:batch:eu-west-1:000000000000:job-queue/quota_q/quota-share/ProdExp2",
+         "is not an ARN of this fairshare installation"),
+    ]:
+        e = error_of(submit, alice, "quota-bad-arn", queue="quota_q", quotaShareName=arn, payload=payload(9))
+        check("a quotaShareName ARN %s is a ClientException saying so" % name, ("ClientException", 400, True),
+              e[:2] + (says in e[2],) if e else None)
+    check("... and none of them made a job", before, job_count())
+
 
 def group_tenancy():
     alice, bob, vera, adam = client("alice"), client("bob"), client("vera"), client("adam")
@@ -384,6 +406,12 @@ def group_tenancy():
     e = error_of(submit, vera, "viewer-job")
     check("a viewer cannot submit", ("ClientException", 400), e[:2] if e else None)
     truthy("the viewer's refusal says why", e and "permission denied" in e[2], repr(e))
+    e = error_of(vera.create_job_queue, jobQueueName="viewer-q", priority=1)
+    check("a viewer calling an admin operation is told the operation and the role it needs, no internal name",
+          ("ClientException", 400, "CreateJobQueue needs the fairshare_admin role"), e[:3] if e else None)
+    e = error_of(alice.tag_resource, resourceArn="arn:aws:batch:us-east-1:000000000000:job-queue/fifo_q", tags={"k": "v"})
+    check("... and so is a submitter", ("ClientException", 400, "TagResource needs the fairshare_admin role"),
+          e[:3] if e else None)
     e = error_of(vera.describe_service_job, jobId=a["jobId"])
     check("a viewer cannot read jobs", ("ClientException", 400), e[:2] if e else None)
     e = error_of(vera.terminate_service_job, jobId=a["jobId"], reason="x")
@@ -463,6 +491,15 @@ def group_input():
         check("%s is answered %d %s" % (name, status, kind), (status, kind), (st, b.get("__type")))
         truthy("... with a message", isinstance(b.get("message"), str) and b["message"], repr(b))
     check("bad input wrote nothing", before, job_count())
+    # JSON nested 32,000 deep fits in the 64kB body but not in the JSON
+    # parser's stack: PostgreSQL's "stack depth limit exceeded" (54001) is
+    # the request's fault, a 400 that botocore does not retry, and its
+    # message tells the client what to change, not to raise max_stack_depth.
+    deep = 32000
+    st, h, b = signed_raw("POST", "/v1/describeservicejob", b'{"jobId": ' + b"[" * deep + b"]" * deep + b"}")
+    check("JSON nested 32,000 deep is answered 400 ClientException", (400, "ClientException"), (st, b.get("__type")))
+    check("... saying it is nested too deeply, not how to configure the server",
+          (True, False), ("nested too deeply" in b.get("message", ""), "max_stack_depth" in b.get("message", "")))
     # Headers beyond fairshare.api_max_header_size (16kB here) are answered
     # 431 ClientException, AWS-shaped; beyond four times it libmicrohttpd
     # answers before any callback of ours runs, with its own page -- 431 and
@@ -503,6 +540,42 @@ def group_input():
     st, h, b = signed_raw("POST", "/v1/describeservicejob", b"")
     check("an empty body is a request without members", (400, "ClientException", True),
           (st, b.get("__type"), "jobId is required" in b.get("message", "")))
+
+
+def group_tags():
+    adam = client("adam")
+    arn = "arn:aws:batch:us-east-1:000000000000:job-queue/fifo_q"
+    # botocore's model: TagResource takes 1 to 50 tags, UntagResource 1 to 50
+    # tagKeys; botocore checks neither bound, the server does.
+    e = error_of(adam.tag_resource, resourceArn=arn, tags={})
+    check("TagResource with no tags is a ClientException saying so", ("ClientException", 400, True),
+          e[:2] + ("at least one tag" in e[2],) if e else None)
+    fifty = {"k%02d" % i: "v" for i in range(50)}
+    adam.tag_resource(resourceArn=arn, tags=fifty)
+    check("a queue takes 50 tags", fifty, adam.list_tags_for_resource(resourceArn=arn)["tags"])
+    e = error_of(adam.tag_resource, resourceArn=arn, tags={"one-more": "x"})
+    check("a 51st tag is a ClientException naming one job queue", ("ClientException", 400, "a job queue has at most 50 tags"),
+          e[:3] if e else None)
+    e = error_of(adam.untag_resource, resourceArn=arn, tagKeys=["k%02d" % i for i in range(51)])
+    check("UntagResource with 51 tagKeys is a ClientException: at most 50", ("ClientException", 400, True),
+          e[:2] + ("at most 50" in e[2],) if e else None)
+    # More than the server keeps of a repeated query parameter (64): refused
+    # by the server itself, never cut to the first 64.
+    e = error_of(adam.untag_resource, resourceArn=arn, tagKeys=["k%02d" % i for i in range(65)])
+    check("UntagResource with 65 tagKeys is refused as too many, not cut short", ("ClientException", 400, True),
+          e[:2] + ("tagKeys is repeated more than 64 times" in e[2],) if e else None)
+    check("... and neither refusal removed a tag", 50, len(adam.list_tags_for_resource(resourceArn=arn)["tags"]))
+    adam.untag_resource(resourceArn=arn, tagKeys=list(fifty))
+    check("UntagResource with 50 tagKeys removes all 50", {}, adam.list_tags_for_resource(resourceArn=arn)["tags"])
+    many = {"t%02d" % i: "v" for i in range(51)}
+    e = error_of(adam.create_service_environment, serviceEnvironmentName="tags-env", serviceEnvironmentType="SAGEMAKER_TRAINING",
+                 capacityLimits=[{"maxCapacity": 1, "capacityUnit": "NUM_INSTANCES"}], tags=many)
+    check("51 tags on a new service environment: a ClientException naming one", ("ClientException", 400, "a service environment has at most 50 tags"),
+          e[:3] if e else None)
+    e = error_of(adam.create_scheduling_policy, name="tags-sp", tags=many,
+                 fairsharePolicy={"shareDistribution": [{"shareIdentifier": "A", "weightFactor": 1.0}]})
+    check("51 tags on a new scheduling policy: a ClientException naming one", ("ClientException", 400, "a scheduling policy has at most 50 tags"),
+          e[:3] if e else None)
 
 
 def group_limits():
