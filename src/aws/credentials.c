@@ -232,8 +232,12 @@ parse_expiration(const char *s, TimestampTz *out)
 					second = atoi(s + 17);
 		bool		leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
 
-		if (month < 1 || month > 12 || day < 1 || day > days_in_month[month - 1] ||
+		if (year < 1 || month < 1 || month > 12 || day < 1 || day > days_in_month[month - 1] ||
 			(month == 2 && day == 29 && !leap) || hour > 23 || minute > 59 || second > 59)
+			return false;
+		/* an offset PostgreSQL takes: hours to 15, minutes to 59 */
+		if (*p != 'Z' && ((p[1] - '0') * 10 + (p[2] - '0') > 15 ||
+						  (p[3] != '\0' && (p[p[3] == ':' ? 4 : 3] - '0') > 5)))
 			return false;
 	}
 	*out = DatumGetTimestampTz(DirectFunctionCall3(timestamptz_in,

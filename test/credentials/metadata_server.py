@@ -17,7 +17,7 @@ a 4-digit serial, SecretAccessKey --secret-prefix + serial, Token
 --token-prefix + serial, Expiration now + --ttl seconds.  --fail-after N
 answers 500 to credentials requests after N good ones; --bad-expiration-after
 N answers, after N good ones, credentials whose Expiration is shaped right
-but is no date (2030-02-30); --bad-json answers a truncated JSON document
+but is no date (--bad-expiration, 2030-02-30 unless given); --bad-json answers a truncated JSON document
 that contains a secret.
 
 The port goes to --port-file once listening; request counts go to
@@ -84,7 +84,7 @@ class State:
                'Token': '%s%04d' % (a.token_prefix, n),
                'Expiration': exp.strftime('%Y-%m-%dT%H:%M:%SZ')}
         if a.bad_expiration_after is not None and n > a.bad_expiration_after:
-            doc['Expiration'] = '2030-02-30T00:00:00Z'
+            doc['Expiration'] = a.bad_expiration
         if a.mode == 'imds':
             doc.update(Code='Success', Type='AWS-HMAC',
                        LastUpdated=datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'))
@@ -174,6 +174,7 @@ def main():
     ap.add_argument('--role', default='fairshare-test-role')
     ap.add_argument('--fail-after', type=int)
     ap.add_argument('--bad-expiration-after', type=int)
+    ap.add_argument('--bad-expiration', default='2030-02-30T00:00:00Z')
     ap.add_argument('--bad-json', action='store_true')
     ap.add_argument('--v1-only', action='store_true')
     ap.add_argument('--lifetime', type=float, default=600)
