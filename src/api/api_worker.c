@@ -469,6 +469,14 @@ fairshare_api_main(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 
 	/*
+	 * Take this worker's slot of the shared connection count first: a
+	 * worker retired by a lower fairshare.api_workers exits with its
+	 * connections counted, and its restarted successor waits below, off;
+	 * left as it was, that count would hold every client at 429.
+	 */
+	fairshare_api_shared_attach(me);
+
+	/*
 	 * Off (no port, or fairshare.api_workers lowered below this worker):
 	 * wait for a reload, without holding a database connection.
 	 */
@@ -483,7 +491,6 @@ fairshare_api_main(Datum main_arg)
 	}
 
 	database = pstrdup(fairshare_database);
-	fairshare_api_shared_attach(me);
 	BackgroundWorkerInitializeConnection(database, NULL, 0);
 	/* This session is the superuser's: resolve names to ours and PostgreSQL's only. */
 	SetConfigOption("search_path", FAIRSHARE_SAFE_SEARCH_PATH, PGC_SUSET, PGC_S_OVERRIDE);
