@@ -72,6 +72,7 @@ typedef struct FsApiRequest
 	int			nlist_values;
 	char	  **list_values;	/* decoded, at most FS_API_MAX_LIST_VALUES */
 	bool		list_overflow;	/* it was given more often than that */
+	bool		encoded_nul;	/* the path parameter or a list value held %00 */
 	char		request_id[37];
 } FsApiRequest;
 

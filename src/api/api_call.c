@@ -422,6 +422,14 @@ execute_in_transaction(FsApiRequest *req, FsApiResponse *resp)
 		fairshare_api_error(resp, 400, "ClientException", not_allowed_message(req->operation, call->fn));
 		return;
 	}
+	if (req->encoded_nul)
+	{
+		fairshare_api_error(resp, 400, "ClientException",
+							psprintf("the %s of %s holds an encoded NUL (%%00), which no name or tag key may",
+									 req->list_query_name != NULL && req->path_param_name != NULL ?
+									 "path or query" : "path", req->operation));
+		return;
+	}
 	if (req->list_overflow)
 	{
 		fairshare_api_error(resp, 400, "ClientException",

@@ -85,11 +85,16 @@ typedef struct RequestState
 	bool		tls;
 } RequestState;
 
-/* Decode %XX in place ("+" stays: AWS clients encode a space as %20). */
-static void
+/*
+ * Decode %XX in place ("+" stays: AWS clients encode a space as %20).
+ * False when it decodes a NUL (%00): the value would end there as a C
+ * string, and the operation act on a shorter name than the one sent.
+ */
+static bool
 percent_decode(char *s)
 {
 	char	   *o = s;
+	bool		nul = false;
 
 	for (; *s; s++)
 	{
@@ -97,13 +102,16 @@ percent_decode(char *s)
 		{
 			char		hex[3] = {s[1], s[2], 0};
 
-			*o++ = (char) strtol(hex, NULL, 16);
+			*o = (char) strtol(hex, NULL, 16);
+			nul |= *o == '\0';
+			o++;
 			s += 2;
 		}
 		else
 			*o++ = *s;
 	}
 	*o = '\0';
+	return !nul;
 }
 
 /* libmicrohttpd leaves the URL as sent: we decode (and sign) it ourselves. */
@@ -159,7 +167,8 @@ collect_argument(void *cls, enum MHD_ValueKind kind, const char *key, const char
 			return MHD_YES;
 		}
 		v = pstrdup(value);
-		percent_decode(v);
+		if (!percent_decode(v))
+			req->encoded_nul = true;
 		req->list_values[req->nlist_values++] = v;
 	}
 	return MHD_YES;
@@ -196,7 +205,8 @@ route(const char *method, const char *path, FsApiRequest *req, FsApiResponse *re
 		{
 			req->path_param_name = "resourceArn";
 			req->path_param = pstrdup(path + 9);
-			percent_decode(req->path_param);
+			if (!percent_decode(req->path_param))
+				req->encoded_nul = true;
 			if (op == &op_untag)
 			{
 				req->list_query_name = "tagKeys";
@@ -315,7 +325,17 @@ handle(struct MHD_Connection *connection, RequestState *st, const char *url, con
 			req.host = fairshare_api_header(&req, "Host");
 			if (req.host == NULL)
 				req.host = "";
-			fairshare_api_execute(&req, &resp);
+
+			/*
+			 * A URL's "#" starts its fragment, which a client never sends
+			 * and SigV4 does not sign: one here would leave what follows
+			 * it out of the signature check.  Clients send it as %23.
+			 */
+			if (strchr(req.raw_path, '#') != NULL || strchr(req.raw_query, '#') != NULL)
+				fairshare_api_error(&resp, 400, "ClientException",
+									"a \"#\" in a request's path or query must be sent as %23");
+			else
+				fairshare_api_execute(&req, &resp);
 		}
 	}
 	PG_CATCH();

@@ -562,6 +562,12 @@ fairshare_api_submit_service_job(PG_FUNCTION_ARGS)
 		has_duration = get_integer(timeout, "attemptDurationSeconds", false, &duration);
 	}
 	tags = get_container(&req, "tags", "object");
+	/* as botocore's model says (TagrisTagsMap: 1 to 50 tags), and TagResource */
+	if (tags != NULL && tags->type == jbvBinary && JsonContainerSize(tags->val.binary.data) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tags must hold at least one tag"),
+				 errhint("Leave tags out of the request to submit a job without tags.")));
 	(void) get_integer(&req, "schedulingPriority", false, &priority);
 
 	/*

@@ -20,6 +20,7 @@ import ssl
 import subprocess
 import sys
 import time
+import urllib.parse
 import uuid
 
 import boto3
@@ -550,6 +551,11 @@ def group_tags():
     e = error_of(adam.tag_resource, resourceArn=arn, tags={})
     check("TagResource with no tags is a ClientException saying so", ("ClientException", 400, True),
           e[:2] + ("at least one tag" in e[2],) if e else None)
+    before = job_count()
+    e = error_of(submit, client("alice"), "no-tags", tags={})
+    check("SubmitServiceJob with empty tags is a ClientException saying so, and submits nothing",
+          ("ClientException", 400, True, before),
+          (tuple(e[:2]) + ("at least one tag" in e[2],) if e else (None, None, None)) + (job_count(),))
     fifty = {"k%02d" % i: "v" for i in range(50)}
     adam.tag_resource(resourceArn=arn, tags=fifty)
     check("a queue takes 50 tags", fifty, adam.list_tags_for_resource(resourceArn=arn)["tags"])
@@ -576,6 +582,24 @@ def group_tags():
                  fairsharePolicy={"shareDistribution": [{"shareIdentifier": "A", "weightFactor": 1.0}]})
     check("51 tags on a new scheduling policy: a ClientException naming one", ("ClientException", 400, "a scheduling policy has at most 50 tags"),
           e[:3] if e else None)
+    # An encoded NUL (%00) in the path or the query would end the name there:
+    # refused, and nothing is tagged or untagged under the shorter name.
+    adam.tag_resource(resourceArn=arn, tags={"team": "a"})
+    path = "/v1/tags/" + urllib.parse.quote(arn, safe="")
+    st, h, b = signed_raw("POST", path + "%00ignored", json.dumps({"tags": {"nul": "x"}}), who="adam")
+    check("a resourceArn holding %00 is a ClientException naming the encoded NUL", (400, "ClientException", True),
+          (st, b.get("__type"), "encoded NUL" in b.get("message", "")))
+    st, h, b = signed_raw("DELETE", path + "?tagKeys=team%00zzz", b"", who="adam")
+    check("a tagKeys value holding %00 is a ClientException naming the encoded NUL", (400, "ClientException", True),
+          (st, b.get("__type"), "encoded NUL" in b.get("message", "")))
+    # A "#" is a URL's fragment: SigV4 signs nothing after it, so one sent
+    # raw would leave the query out of the signature check.
+    st, h, b = signed_raw("DELETE", path + "#?tagKeys=team", b"", who="adam")
+    check("a raw \"#\" in the path is a ClientException: send it as %23", (400, "ClientException", True),
+          (st, b.get("__type"), "%23" in b.get("message", "")))
+    check("... and none of the three changed the queue's tags", {"team": "a"},
+          adam.list_tags_for_resource(resourceArn=arn)["tags"])
+    adam.untag_resource(resourceArn=arn, tagKeys=["team"])
 
 
 def group_limits():
