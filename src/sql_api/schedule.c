@@ -899,7 +899,9 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 	 * PASS_PREFIX_MIN << round however many shares there are -- at 10,000
 	 * shares a cut of 8 a share stopped each round at the next share that
 	 * placed its 8, a few jobs a round.  A bounded pass loads no share
-	 * deeper than what is left of its budget: no share can place more.
+	 * deeper than what is left of its budget, since no share can place
+	 * more -- but at least PASS_PREFIX: back-fill looks that deep past the
+	 * jobs that do not fit now, whatever the budget.
 	 */
 	for (int round = 0; round < MAX_PASS_ROUNDS; round++, prefix = Min(prefix * 2, PASS_PREFIX_MAX))
 	{
@@ -912,7 +914,7 @@ fairshare_pass(const FairsharePassOptions *options, Tuplestorestate *out, TupleD
 
 		if (limited)
 		{
-			round_prefix = Min(round_prefix, Max(budget, PASS_PREFIX_MIN));
+			round_prefix = Min(round_prefix, Max(budget, PASS_PREFIX));
 			least_prefix = Min(least_prefix, Max(budget, PASS_PREFIX_MIN));
 		}
 		fairshare_progress();

@@ -650,5 +650,16 @@ SELECT pg_temp.submit('nf-low', NULL, 'nf-low-1', 8) > 0 AS lower_queue;
 SELECT j.job_name, s.action FROM fairshare.schedule(false, 256) s JOIN fairshare.jobs j USING (job_id)
  WHERE j.job_name NOT LIKE 'nf-big-%';
 SELECT job_name, status FROM fairshare.jobs WHERE job_name IN ('nf-small-2', 'nf-low-1') ORDER BY 1;
+
+-- A bounded pass back-fills as deep as any pass (64 jobs into a share),
+-- whatever its budget: 20 jobs that do not fit now (they fit the
+-- environment) do not hide the small job behind them from passes of 16.
+SELECT pg_temp.queue_world('bf16', 8, NULL);
+SELECT pg_temp.submit('bf16-queue', NULL, 'bf16-filler', 4) > 0 AS filler;
+SELECT count(*) AS placed FROM fairshare.schedule(false, 16);
+SELECT count(pg_temp.submit('bf16-queue', NULL, 'bf16-big-' || i, 8)) AS waiting FROM generate_series(1, 20) i;
+SELECT pg_temp.submit('bf16-queue', NULL, 'bf16-small', 1) > 0 AS behind_them;
+SELECT count(*) AS decided FROM fairshare.schedule(false, 16);	-- takes in 16 of the 21
+SELECT j.job_name, s.action FROM fairshare.schedule(false, 16) s JOIN fairshare.jobs j USING (job_id);
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
