@@ -392,8 +392,8 @@ share_key(char *key, const char *queue, const char *name)
  * passes over them, so they must not take the places of the jobs a head is
  * read for: a FIFO queue with more of them at its front than its head holds
  * would otherwise never reach the jobs behind them.  So a share whose head
- * held k such jobs is read k jobs deeper (load_runnable; twice as deep when
- * its head was all such jobs, below).  The counts are
+ * held k such jobs is read k jobs deeper (load_runnable; twice as deep while
+ * their count grows, below).  The counts are
  * kept in the backend between passes -- the dispatcher runs every pass in
  * one backend -- for the shares that have such jobs only: a count that is
  * too large costs rows read, one too small a round of the pass
@@ -452,14 +452,16 @@ fairshare_note_misconfigured(const PassWorld *w, const int *misconfigured, bool 
 			continue;
 		}
 		/*
-		 * A head that was all such jobs says only that there are at least
-		 * this many: read twice as far past them next, so that a sweep of
-		 * thousands is passed in a few rounds rather than a head a round.
+		 * More than the head was read past, with more jobs beyond it: there
+		 * may be more such jobs further on, so read twice as far past them
+		 * next, and a sweep of thousands is passed in a few rounds rather
+		 * than a head a round.  (Once the count stops growing it is the
+		 * exact one, and the next pass reads no further than it needs.)
 		 */
-		if (count >= share->n_runnable && share->more_runnable)
-			count = Min(count * 2, PASS_MISCONFIGURED_MAX);
 		e = hash_search(misconfigured_heads, key, HASH_ENTER, &found);
 		grew[s] = !found || count > e->count;
+		if (grew[s] && share->more_runnable)
+			count = Min(count * 2, PASS_MISCONFIGURED_MAX);
 		any_grew |= grew[s];
 		e->count = count;
 	}

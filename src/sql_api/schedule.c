@@ -739,10 +739,11 @@ store_usage(const PassWorld *w, const FsResult *r)
  * Did a share place or nominate every job that was loaded for it while it
  * has more?  Then the next jobs of that share may fit or reclaim too, and
  * the pass runs again on fresh state.  Jobs that can never fit count as
- * taken: a head with more of them than it was read past is read deeper by
- * the next round, as far beyond them as it was meant to reach
- * (fairshare_note_misconfigured()), or a FIFO queue with a sweep of such
- * jobs at its front would never reach the jobs behind them.  (Nominated: a reclaim burst places
+ * taken, and a head with more of them than it was read past is read deeper
+ * by the next round, as far beyond them as it was meant to reach
+ * (fairshare_note_misconfigured()), whether or not its other jobs were
+ * taken: a FIFO queue with a sweep of such jobs at its front, or behind a
+ * job that waits, would otherwise not reach the jobs behind them.  (Nominated: a reclaim burst places
  * nothing until its victims stop, and without the next round a share's
  * jobs beyond its head reclaimed only at a later pass.)  The next round
  * loads deeper every share that placed or nominated anything and has more
@@ -794,8 +795,8 @@ fairshare_prefix_used_up(const PassWorld *w, const FsResult *r, HTAB **deeper)
 		 * nothing more with them.
 		 */
 		placing[s] = share->more_runnable &&
-			(placed[s] > 0 || ((nominated[s] > 0 || grew[s]) && all_taken));
-		if (placing[s] && all_taken)
+			(placed[s] > 0 || (nominated[s] > 0 && all_taken) || grew[s]);
+		if (placing[s] && (all_taken || grew[s]))
 			used_up = true;
 	}
 	if (used_up)

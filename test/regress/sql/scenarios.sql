@@ -651,6 +651,16 @@ SELECT j.job_name, s.action FROM fairshare.schedule(false, 256) s JOIN fairshare
  WHERE j.job_name NOT LIKE 'nf-big-%';
 SELECT job_name, status FROM fairshare.jobs WHERE job_name IN ('nf-small-2', 'nf-low-1') ORDER BY 1;
 
+-- The same behind a job that waits (it fits the environment, not now):
+-- the pass still reads past the 3,000 in its own next rounds.
+SELECT pg_temp.queue_world('nfw', 8, NULL);
+SELECT pg_temp.submit('nfw-queue', NULL, 'nfw-filler', 4) > 0 AS filler;
+SELECT count(*) AS placed FROM fairshare.schedule(false, 256);
+SELECT pg_temp.submit('nfw-queue', NULL, 'nfw-waits', 8) > 0 AS waits;
+SELECT count(pg_temp.submit('nfw-queue', NULL, 'nfw-big-' || i, 9)) AS never_fit FROM generate_series(1, 3000) i;
+SELECT pg_temp.submit('nfw-queue', NULL, 'nfw-small', 1) > 0 AS behind_them;
+SELECT job, action FROM pg_temp.pass() WHERE job NOT LIKE 'nfw-big-%';
+
 -- A bounded pass back-fills as deep as any pass (64 jobs into a share),
 -- whatever its budget: 20 jobs that do not fit now (they fit the
 -- environment) do not hide the small job behind them from passes of 16.
