@@ -407,6 +407,73 @@ typedef struct MisconfiguredHead
 
 static HTAB *misconfigured_heads = NULL;
 
+/*
+ * Fair shares whose first job, all a bounded pass read of them (they were
+ * not among the shares its turn serves first: first_only), waited: the job
+ * behind it may fit now, and back-fill can only place what was read.  Each
+ * is read a head in the backend's next passes while that same job stands
+ * first (its id is kept), then ranked again as before.
+ */
+typedef struct WaitingFirstJob
+{
+	char		key[SHARE_KEY_LEN];
+	int64		job_id;
+} WaitingFirstJob;
+
+static HTAB *waiting_first_jobs = NULL;
+
+/* Is `key''s first job, job_id, one that waited?  Forget it once another is first. */
+static bool
+first_job_waited(const char *key, int64 job_id)
+{
+	WaitingFirstJob *e;
+
+	if (waiting_first_jobs == NULL || hash_get_num_entries(waiting_first_jobs) == 0)
+		return false;
+	e = hash_search(waiting_first_jobs, key, HASH_FIND, NULL);
+	if (e == NULL)
+		return false;
+	if (e->job_id == job_id)
+		return true;
+	(void) hash_search(waiting_first_jobs, key, HASH_REMOVE, NULL);
+	return false;
+}
+
+bool
+fairshare_note_waiting_first_jobs(const PassWorld *w, const int *decided)
+{
+	bool		any_new = false;
+
+	for (int s = 0; s < w->input.n_shares; s++)
+	{
+		const FsShare *share = &w->input.shares[s];
+		char		key[SHARE_KEY_LEN];
+		WaitingFirstJob *e;
+		bool		found;
+
+		/* a fair share read to its first job only, which got no decision */
+		if (w->shares[s].policy != FS_POLICY_FAIR_SHARE || share->n_runnable != 1 ||
+			!share->more_runnable || decided[s] > 0)
+			continue;
+		if (waiting_first_jobs == NULL)
+		{
+			HASHCTL		ctl;
+
+			ctl.keysize = SHARE_KEY_LEN;
+			ctl.entrysize = sizeof(WaitingFirstJob);
+			ctl.hcxt = TopMemoryContext;
+			waiting_first_jobs = hash_create("fairshare waiting first jobs", 16, &ctl,
+											 HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+		}
+		share_key(key, w->input.queues[share->queue].name, share->name);
+		e = hash_search(waiting_first_jobs, key, HASH_ENTER, &found);
+		if (!found || e->job_id != share->runnable[0].job_id)
+			any_new = true;
+		e->job_id = share->runnable[0].job_id;
+	}
+	return any_new;
+}
+
 static int
 misconfigured_head_count(const char *key)
 {
@@ -1273,6 +1340,14 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 				limit[s] += skip;
 				deep = true;
 			}
+		}
+		/* a share whose first job waited is read a head, for back-fill */
+		if (!focused && !deep && k == 1 && first_of[s] >= 0 && waiting_first_jobs != NULL)
+		{
+			char		key[SHARE_KEY_LEN];
+
+			share_key(key, q->name, w->input.shares[s].name);
+			deep = first_job_waited(key, firsts->jobs[first_of[s]].job.job_id);
 		}
 		if (k == 1 && first_of[s] < 0)
 			limit[s] = 0;

@@ -114,6 +114,14 @@ extern PassWorld *fairshare_load_world(int prefix, const char *focus_queue, cons
 extern bool fairshare_note_misconfigured(const PassWorld *w, const int *misconfigured, bool *grew);
 
 /*
+ * Record the fair shares of `w' that were read to their first job only and
+ * whose first job got no decision (decided[] by share index): the backend
+ * reads them a head in its next passes while that job stands first, so
+ * that a job behind it may back-fill.  True when one is new.
+ */
+extern bool fairshare_note_waiting_first_jobs(const PassWorld *w, const int *decided);
+
+/*
  * Add the shares of `w' marked in marked[] (by share index) to `set', a set
  * that a later fairshare_load_world() takes as `deeper': those shares get
  * `prefix' jobs, uncut by PASS_LOAD_MAX.  A NULL set is made, in the

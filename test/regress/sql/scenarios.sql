@@ -661,6 +661,22 @@ SELECT count(pg_temp.submit('nfw-queue', NULL, 'nfw-big-' || i, 9)) AS never_fit
 SELECT pg_temp.submit('nfw-queue', NULL, 'nfw-small', 1) > 0 AS behind_them;
 SELECT job, action FROM pg_temp.pass() WHERE job NOT LIKE 'nfw-big-%';
 
+-- A bounded pass reads a head only for the fair shares its turn serves
+-- first (256 here), the first job of the others.  A share of those whose
+-- first job waits (it fits the environment, not now) is read a head by the
+-- pass's next round, and its job behind may back-fill.
+SELECT pg_temp.fair_world('fo', 8);
+INSERT INTO fairshare.job_queues (name, priority) VALUES ('fo-fill', 200);
+INSERT INTO fairshare.queue_environments VALUES ('fo-fill', 'fo', 1);
+SELECT pg_temp.submit('fo-fill', NULL, 'fo-filler', 4) > 0 AS filler;
+SELECT count(*) AS placed FROM fairshare.schedule(false, 256);
+SELECT count(pg_temp.submit('fo-queue', 's' || lpad(i::text, 3, '0'), 'fo-big-' || i, 8)) AS shares
+  FROM generate_series(1, 256) i;
+SELECT pg_temp.submit('fo-queue', 'zz', 'fo-zz-big', 8) > 0 AS zz_big;
+SELECT pg_temp.submit('fo-queue', 'zz', 'fo-zz-small', 1) > 0 AS zz_small;
+SELECT count(*) AS decided FROM fairshare.schedule(false, 256);	-- takes in 256 of the 258
+SELECT j.job_name, s.action FROM fairshare.schedule(false, 256) s JOIN fairshare.jobs j USING (job_id);
+
 -- A bounded pass back-fills as deep as any pass (64 jobs into a share),
 -- whatever its budget: 20 jobs that do not fit now (they fit the
 -- environment) do not hide the small job behind them from passes of 16.
