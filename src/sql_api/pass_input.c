@@ -422,6 +422,25 @@ typedef struct WaitingFirstJob
 
 static HTAB *waiting_first_jobs = NULL;
 
+/*
+ * The two tables above keep an entry only while its share has jobs to read;
+ * a share that goes away (its jobs ended, its identifier never used again)
+ * leaves its entry.  So that a backend that runs for months does not grow
+ * with every identifier it ever saw, a table with more entries than
+ * SHARE_HINTS_MAX is emptied: what it forgets costs a round to learn again.
+ */
+#define SHARE_HINTS_MAX 50000
+
+static void
+forget_if_large(HTAB **table)
+{
+	if (*table != NULL && hash_get_num_entries(*table) > SHARE_HINTS_MAX)
+	{
+		hash_destroy(*table);
+		*table = NULL;
+	}
+}
+
 /* Is `key''s first job, job_id, one that waited?  Forget it once another is first. */
 static bool
 first_job_waited(const char *key, int64 job_id)
@@ -444,6 +463,7 @@ fairshare_note_waiting_first_jobs(const PassWorld *w, const int *decided)
 {
 	bool		any_new = false;
 
+	forget_if_large(&waiting_first_jobs);
 	for (int s = 0; s < w->input.n_shares; s++)
 	{
 		const FsShare *share = &w->input.shares[s];
@@ -490,6 +510,7 @@ fairshare_note_misconfigured(const PassWorld *w, const int *misconfigured, bool 
 {
 	bool		any_grew = false;
 
+	forget_if_large(&misconfigured_heads);
 	if (misconfigured_heads == NULL)
 	{
 		HASHCTL		ctl;
