@@ -431,14 +431,25 @@ static HTAB *waiting_first_jobs = NULL;
  */
 #define SHARE_HINTS_MAX 50000
 
-static void
-forget_if_large(HTAB **table)
+/* *table, made (in TopMemoryContext, keyed by share_key()) or emptied as above. */
+static HTAB *
+share_hints(HTAB **table, const char *name, Size entrysize)
 {
 	if (*table != NULL && hash_get_num_entries(*table) > SHARE_HINTS_MAX)
 	{
 		hash_destroy(*table);
 		*table = NULL;
 	}
+	if (*table == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = SHARE_KEY_LEN;
+		ctl.entrysize = entrysize;
+		ctl.hcxt = TopMemoryContext;
+		*table = hash_create(name, 16, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	}
+	return *table;
 }
 
 /* Is `key''s first job, job_id, one that waited?  Forget it once another is first. */
@@ -463,7 +474,7 @@ fairshare_note_waiting_first_jobs(const PassWorld *w, const int *decided)
 {
 	bool		any_new = false;
 
-	forget_if_large(&waiting_first_jobs);
+	(void) share_hints(&waiting_first_jobs, "fairshare waiting first jobs", sizeof(WaitingFirstJob));
 	for (int s = 0; s < w->input.n_shares; s++)
 	{
 		const FsShare *share = &w->input.shares[s];
@@ -475,16 +486,6 @@ fairshare_note_waiting_first_jobs(const PassWorld *w, const int *decided)
 		if (w->shares[s].policy != FS_POLICY_FAIR_SHARE || share->n_runnable != 1 ||
 			!share->more_runnable || decided[s] > 0)
 			continue;
-		if (waiting_first_jobs == NULL)
-		{
-			HASHCTL		ctl;
-
-			ctl.keysize = SHARE_KEY_LEN;
-			ctl.entrysize = sizeof(WaitingFirstJob);
-			ctl.hcxt = TopMemoryContext;
-			waiting_first_jobs = hash_create("fairshare waiting first jobs", 16, &ctl,
-											 HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-		}
 		share_key(key, w->input.queues[share->queue].name, share->name);
 		e = hash_search(waiting_first_jobs, key, HASH_ENTER, &found);
 		if (!found || e->job_id != share->runnable[0].job_id)
@@ -510,17 +511,7 @@ fairshare_note_misconfigured(const PassWorld *w, const int *misconfigured, bool 
 {
 	bool		any_grew = false;
 
-	forget_if_large(&misconfigured_heads);
-	if (misconfigured_heads == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = SHARE_KEY_LEN;
-		ctl.entrysize = sizeof(MisconfiguredHead);
-		ctl.hcxt = TopMemoryContext;
-		misconfigured_heads = hash_create("fairshare misconfigured heads", 16, &ctl,
-										  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-	}
+	(void) share_hints(&misconfigured_heads, "fairshare misconfigured heads", sizeof(MisconfiguredHead));
 	for (int s = 0; s < w->input.n_shares; s++)
 	{
 		const FsShare *share = &w->input.shares[s];
@@ -1348,8 +1339,12 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 				deep = true;
 			}
 		}
-		/* read past the jobs at its head that can never fit */
-		if (!focused && limit[s] > 0 && misconfigured_heads != NULL)
+		/*
+		 * What the backend's earlier passes learnt of the share: read past
+		 * the jobs at its head that can never fit; and a share whose first
+		 * job waited is read a head, for back-fill.
+		 */
+		if (!focused && limit[s] > 0 && (misconfigured_heads != NULL || waiting_first_jobs != NULL))
 		{
 			char		key[SHARE_KEY_LEN];
 			int			skip;
@@ -1361,14 +1356,8 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 				limit[s] += skip;
 				deep = true;
 			}
-		}
-		/* a share whose first job waited is read a head, for back-fill */
-		if (!focused && !deep && k == 1 && first_of[s] >= 0 && waiting_first_jobs != NULL)
-		{
-			char		key[SHARE_KEY_LEN];
-
-			share_key(key, q->name, w->input.shares[s].name);
-			deep = first_job_waited(key, firsts->jobs[first_of[s]].job.job_id);
+			if (!deep && k == 1 && first_of[s] >= 0)
+				deep = first_job_waited(key, firsts->jobs[first_of[s]].job.job_id);
 		}
 		if (k == 1 && first_of[s] < 0)
 			limit[s] = 0;
