@@ -50,6 +50,7 @@
 #include "api/api_internal.h"
 #include "settings.h"
 #include "tables/lookup.h"
+#include "worker_session.h"
 
 PGDLLEXPORT void fairshare_api_main(Datum main_arg);
 
@@ -491,9 +492,12 @@ fairshare_api_main(Datum main_arg)
 	}
 
 	database = pstrdup(fairshare_database);
-	BackgroundWorkerInitializeConnection(database, NULL, 0);
-	/* This session is the superuser's: resolve names to ours and PostgreSQL's only. */
-	SetConfigOption("search_path", FAIRSHARE_SAFE_SEARCH_PATH, PGC_SUSET, PGC_S_OVERRIDE);
+	/*
+	 * This session is the superuser's: resolve names to ours and
+	 * PostgreSQL's only, and keep the server's synchronous_commit and
+	 * timeouts whatever the database's owner set.
+	 */
+	fairshare_worker_connect(database, FAIRSHARE_SAFE_SEARCH_PATH, "fairshare api worker");
 	/* A request never waits long for a lock: it fails and the client retries. */
 	SetConfigOption("lock_timeout", "2000", PGC_SUSET, PGC_S_OVERRIDE);
 	fairshare_api_request_context = AllocSetContextCreate(TopMemoryContext, "fairshare api request",

@@ -59,6 +59,7 @@
 #include "utils/varlena.h"
 
 #include "statement.h"
+#include "worker_session.h"
 
 PG_FUNCTION_INFO_V1(fairshare_housekeeping_sync);
 PG_FUNCTION_INFO_V1(fairshare_housekeeping_on_drop);
@@ -70,18 +71,33 @@ PGDLLEXPORT void fs_housekeeping_cron_worker(Datum main_arg);
 /* How long a backend waits for the registration worker. */
 #define FS_CRON_TIMEOUT_MS	30000
 
-/* The jobs every database with fairshare gets. */
+/*
+ * The jobs every database with fairshare gets.
+ *
+ * pg_cron runs a command as the extension's owner, a superuser, in a
+ * session that takes the database's settings -- and the database's owner,
+ * who need not be a superuser, may set its search_path with ALTER DATABASE
+ * and put a schema of its own before pg_catalog.  So every name in a
+ * command is schema-qualified, pg_catalog's too: an unqualified count()
+ * would be the owner's aggregate, run as the superuser.  The functions
+ * called pin their own search_path.
+ *
+ * replaces: an earlier text of the command, rewritten where a job still
+ * has it (a job whose command someone changed is left alone).
+ */
 typedef struct FsCronTask
 {
 	const char *task;
 	const char *schedule;
 	const char *command;
+	const char *replaces;
 } FsCronTask;
 
 static const FsCronTask fs_cron_tasks[] = {
-	{"record_utilization", "* * * * *", "SELECT fairshare.record_utilization()"},
-	{"evaluate_alerts", "* * * * *", "SELECT count(*) FROM fairshare.evaluate_alerts()"},
-	{"apply_retention", "17 3 * * *", "CALL fairshare.apply_retention()"},
+	{"record_utilization", "* * * * *", "SELECT fairshare.record_utilization()", NULL},
+	{"evaluate_alerts", "* * * * *", "SELECT pg_catalog.count(*) FROM fairshare.evaluate_alerts()",
+	"SELECT count(*) FROM fairshare.evaluate_alerts()"},
+	{"apply_retention", "17 3 * * *", "CALL fairshare.apply_retention()", NULL},
 };
 
 #define FS_CRON_NTASKS	lengthof(fs_cron_tasks)
@@ -157,7 +173,7 @@ static FairshareStatement database_jobs_stmt = {
 };
 static FairshareStatement find_job_stmt = {
 	.what = "find a cron job",
-	.sql = "SELECT jobid, database FROM cron.job "
+	.sql = "SELECT jobid, database, command FROM cron.job "
 		"WHERE jobname::pg_catalog.text OPERATOR(pg_catalog.=) $1",
 	.argtypes = {TEXTOID},
 	.read_only = true,
@@ -170,6 +186,11 @@ static FairshareStatement schedule_stmt = {
 static FairshareStatement move_job_stmt = {
 	.what = "move a cron job to the renamed database",
 	.sql = "SELECT cron.alter_job(job_id => $1, database => $2)",
+	.argtypes = {INT8OID, TEXTOID},
+};
+static FairshareStatement rewrite_command_stmt = {
+	.what = "rewrite a cron job's command",
+	.sql = "SELECT cron.alter_job(job_id => $1, command => $2)",
 	.argtypes = {INT8OID, TEXTOID},
 };
 static FairshareStatement unschedule_stmt = {
@@ -260,6 +281,7 @@ fs_cron_apply(FsCronRequest *req)
 			bool		isnull;
 			Datum		jobid = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 			char	   *jobdb = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+			char	   *command = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
 
 			/* The database was renamed since the job was scheduled. */
 			if (jobdb == NULL || strcmp(jobdb, database) != 0)
@@ -267,6 +289,13 @@ fs_cron_apply(FsCronRequest *req)
 				Datum		values[2] = {jobid, CStringGetTextDatum(database)};
 
 				fairshare_run_statement(&move_job_stmt, values, NULL);
+			}
+			/* Scheduled by an earlier version, with a command since made safe. */
+			if (t->replaces != NULL && command != NULL && strcmp(command, t->replaces) == 0)
+			{
+				Datum		values[2] = {jobid, CStringGetTextDatum(t->command)};
+
+				fairshare_run_statement(&rewrite_command_stmt, values, NULL);
 			}
 			req->kept++;
 		}
@@ -300,14 +329,13 @@ fs_housekeeping_cron_worker(Datum main_arg)
 				 errdetail("The backend that asked for it no longer waits for it.")));
 	req = dsm_segment_address(seg);
 
-	BackgroundWorkerInitializeConnection(req->cron_database, NULL, 0);
-	pgstat_report_appname("fairshare pg_cron registration");
 	/*
 	 * A superuser session in the cron database, where fairshare need not
 	 * exist (so no "fairshare" schema on the path: anyone allowed to create
 	 * one there would own it): built-ins first, temporary objects last.
 	 */
-	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+	fairshare_worker_connect(req->cron_database, "pg_catalog, pg_temp", "fairshare pg_cron registration");
+	pgstat_report_appname("fairshare pg_cron registration");
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();

@@ -49,6 +49,7 @@
 #include "worker/orphans.h"
 #include "worker/shared_state.h"
 #include "worker/xact.h"
+#include "worker_session.h"
 
 PGDLLEXPORT void fairshare_dispatcher_main(Datum main_arg);
 
@@ -238,13 +239,14 @@ fairshare_dispatcher_main(Datum main_arg)
 		ereport(LOG, (errmsg("fairshare dispatcher: another dispatcher is running; exiting")));
 		proc_exit(1);
 	}
-	BackgroundWorkerInitializeConnection(fairshare_database, NULL, 0);
 	/*
 	 * Every statement of this session runs as the superuser that owns it:
 	 * names must resolve to fairshare's and PostgreSQL's objects only, never
-	 * to what a user put in public or another schema on the default path.
+	 * to what a user put in public or another schema on the default path;
+	 * and what a user may set for the database (synchronous_commit, say)
+	 * must not change what the dispatcher guarantees.
 	 */
-	SetConfigOption("search_path", FAIRSHARE_SAFE_SEARCH_PATH, PGC_SUSET, PGC_S_OVERRIDE);
+	fairshare_worker_connect(fairshare_database, FAIRSHARE_SAFE_SEARCH_PATH, "fairshare dispatcher");
 
 	/*
 	 * Never the one a person's DDL waits for: DROP EXTENSION, ALTER TABLE,

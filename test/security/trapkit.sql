@@ -223,10 +223,18 @@ BEGIN
 						CASE WHEN (SELECT proisstrict FROM pg_proc WHERE oid = agg.aggtransfn) THEN 'STRICT' ELSE '' END,
 						format('SELECT trapkit.hit(%L, %L); SELECT %s(%s)', creator, what, agg.aggtransfn::regproc,
 							   (SELECT string_agg('$' || i, ', ') FROM generate_series(1, pg_catalog.cardinality(s.args) + 1) i)));
+					-- Over no rows only the final function runs: without one of
+					-- its own, a trap there (count(*) of nothing) trips as well.
+					IF agg.aggfinalfn = 0 THEN
+						EXECUTE format('CREATE FUNCTION %I.%I(%s) RETURNS %s LANGUAGE sql AS %L',
+							target, format('fin_%s', md5(what)), trapkit.qtype(agg.aggtranstype), trapkit.qtype(agg.aggtranstype),
+							format('SELECT trapkit.hit(%L, %L); SELECT $1', creator, what));
+					END IF;
 					EXECUTE format('CREATE AGGREGATE %I.%I(%s) (SFUNC = %I.%I, STYPE = %s%s%s)',
 						target, p.proname, CASE WHEN arglist = '' THEN '*' ELSE arglist END, target, sfunc,
 						trapkit.qtype(agg.aggtranstype),
-						CASE WHEN agg.aggfinalfn <> 0 THEN ', FINALFUNC = ' || agg.aggfinalfn::regproc ELSE '' END,
+						CASE WHEN agg.aggfinalfn <> 0 THEN ', FINALFUNC = ' || agg.aggfinalfn::regproc
+							 ELSE format(', FINALFUNC = %I.%I', target, format('fin_%s', md5(what))) END,
 						CASE WHEN agg.agginitval IS NOT NULL THEN format(', INITCOND = %L', agg.agginitval) ELSE '' END);
 				END IF;
 				n := n + 1;
