@@ -572,9 +572,12 @@ fairshare_api_execute(FsApiRequest *req, FsApiResponse *resp)
 		 * like serviceRequestPayload) nests deeply enough to exhaust the
 		 * stack of the recursive JSON parser.  PostgreSQL's "stack depth
 		 * limit exceeded" and its hint to raise max_stack_depth speak to the
-		 * server's administrator; the client can only nest less.
+		 * server's administrator; the client can only nest less.  Other
+		 * errors of the same SQLSTATE (a regular expression too complex)
+		 * keep their own message.
 		 */
-		if (edata->sqlerrcode == ERRCODE_STATEMENT_TOO_COMPLEX)
+		if (edata->sqlerrcode == ERRCODE_STATEMENT_TOO_COMPLEX &&
+			edata->hint != NULL && strstr(edata->hint, "max_stack_depth") != NULL)
 			msg = "the request's JSON is nested too deeply";
 		else if (edata->hint != NULL)
 			msg = psprintf("%s (%s)", msg, edata->hint);

@@ -314,9 +314,16 @@ handle(struct MHD_Connection *connection, RequestState *st, const char *url, con
 			req.body = st->body ? st->body : "";
 			req.body_len = st->len;
 			c.req = &req;
-			c.cap = 128;
-			req.header_names = palloc(c.cap * sizeof(char *));
-			req.header_values = palloc(c.cap * sizeof(char *));
+
+			/*
+			 * Every header is kept, however many: their total size is
+			 * already bounded by fairshare.api_max_header_size, and one
+			 * left out would fail the signature check for no reason the
+			 * client could see.
+			 */
+			c.cap = MHD_get_connection_values(connection, MHD_HEADER_KIND, NULL, NULL);
+			req.header_names = palloc((c.cap + 1) * sizeof(char *));
+			req.header_values = palloc((c.cap + 1) * sizeof(char *));
 			MHD_get_connection_values(connection, MHD_HEADER_KIND, collect_header, &c);
 			initStringInfo(&query);
 			c.query = &query;

@@ -131,8 +131,9 @@ def submit(c, name, queue="fifo_q", **kw):
 
 
 def signed_raw(method, path, body, who="alice", headers=None, region="us-east-1", amz_date=None,
-               token=None, tamper=None):
-    """Send one request signed as botocore signs; returns (status, headers, body dict)."""
+               token=None, tamper=None, unsigned_first=None):
+    """Send one request signed as botocore signs; returns (status, headers, body dict).
+    unsigned_first: headers sent before the signed ones and not signed, as a proxy adds them."""
     key, secret = CFG["keys"][who] if isinstance(who, str) else who
     url = CFG["endpoint"] + path
     data = body if isinstance(body, bytes) else body.encode("utf-8")
@@ -157,7 +158,7 @@ def signed_raw(method, path, body, who="alice", headers=None, region="us-east-1"
     if tamper is not None:
         prepared.body = tamper
     conn = http_connection()
-    conn.request(method, path, body=prepared.body, headers=dict(prepared.headers))
+    conn.request(method, path, body=prepared.body, headers=dict(unsigned_first or {}, **prepared.headers))
     r = conn.getresponse()
     raw = r.read()
     conn.close()
@@ -449,6 +450,10 @@ def group_auth():
     st, h, b = signed_raw("POST", "/v1/submitservicejob", json.dumps({"jobName": "x"}),
                           tamper=json.dumps({"jobName": "y"}).encode())
     check("a body changed after signing is 403 InvalidSignatureException", (403, "InvalidSignatureException"), (st, b.get("__type")))
+    many = {"X-Forwarded-Hop-%d" % i: "v" for i in range(200)}
+    st, h, b = signed_raw("POST", "/v1/listservicejobs", json.dumps({"jobQueue": "fifo_q"}), unsigned_first=many)
+    check("200 unsigned headers in front of the signed ones are all read: the request is answered",
+          (200, True), (st, "jobSummaryList" in b))
     conn = http_connection()
     conn.request("POST", "/v1/describeservicejob", body=body, headers={"Content-Type": "application/json"})
     r = conn.getresponse()
