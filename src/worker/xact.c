@@ -19,9 +19,17 @@
 
 #include "worker/xact.h"
 
+/*
+ * The memory context current when the transaction began.  Committing
+ * leaves TopMemoryContext current; what the caller allocates after it
+ * belongs in the caller's own (per-turn) context, or it is never freed.
+ */
+static MemoryContext xact_caller_context = NULL;
+
 void
 fairshare_xact_begin(const char *what)
 {
+	xact_caller_context = CurrentMemoryContext;
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -36,6 +44,8 @@ fairshare_xact_commit(void)
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	if (xact_caller_context != NULL)
+		MemoryContextSwitchTo(xact_caller_context);
 	pgstat_report_stat(false);
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
