@@ -147,11 +147,26 @@ CREATE FUNCTION fairshare._validate_service_environment()
 RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	problem text;
+	n bigint;
 BEGIN
 	IF TG_OP = 'UPDATE' AND NEW.name IS DISTINCT FROM OLD.name THEN
 		PERFORM fairshare._reject('22023',
 			format('service environment "%s" cannot be renamed', OLD.name),
 			'Create a new environment and move the queues to it.');
+	END IF;
+	-- A placed job's training job is described and stopped where it was
+	-- created: at another endpoint or region it is not found, and the job
+	-- would fail while its training job ran on unwatched.
+	IF TG_OP = 'UPDATE' AND (NEW.endpoint_url IS DISTINCT FROM OLD.endpoint_url
+							 OR NEW.region IS DISTINCT FROM OLD.region) THEN
+		SELECT count(*) INTO n FROM fairshare.jobs
+		 WHERE service_environment = OLD.name AND status IN ('SCHEDULED', 'STARTING', 'RUNNING');
+		IF n > 0 THEN
+			PERFORM fairshare._reject('55000',
+				format('service environment "%s" has %s jobs placed on it; its endpoint_url and region cannot change now',
+					   OLD.name, n),
+				'Disable the environment and wait for its jobs to finish, or create a new environment with the new endpoint and move the queues to it.');
+		END IF;
 	END IF;
 	PERFORM fairshare._check_name('service environment', NEW.name);
 	PERFORM fairshare._check_state('service environment', NEW.state);

@@ -113,21 +113,25 @@ BEGIN
 		RETURN j.status;
 	END IF;
 	-- A training job we have no ARN for yet is ours only if SageMaker made it
-	-- after the attempt was placed: a job of the same name from before (an
-	-- earlier installation with the same fairshare.job_name_prefix) must not
-	-- be adopted, followed, or reported as this job's outcome.  Five minutes
-	-- allow for clocks that disagree.
+	-- after the job was submitted: one of the same name from before (an
+	-- earlier installation with the same fairshare.job_name_prefix, or the
+	-- job of this id in a database restored from an older backup) must not
+	-- be adopted, followed, or reported as this job's outcome.  The job's
+	-- submission, not the attempt's placement: a placement made again after
+	-- a failover lost the first one, or after a restore, comes later than
+	-- the training job its first placement made, and that one is ours.
+	-- Five minutes allow for clocks that disagree.
 	IF j.training_job_arn IS NULL AND jsonb_typeof(describe_response -> 'CreationTime') = 'number'
 	   AND to_timestamp((describe_response ->> 'CreationTime')::double precision)
-		   < (SELECT a.created_at FROM fairshare.job_attempts a
-			   WHERE a.job_id = j.job_id AND a.attempt = j.attempts) - interval '5 minutes' THEN
+		   < j.created_at - interval '5 minutes' THEN
 		UPDATE fairshare.job_attempts SET outcome = 'FAILED'
 		 WHERE job_attempts.job_id = j.job_id AND attempt = j.attempts;
 		UPDATE fairshare.jobs
 		   SET status = 'FAILED',
-			   status_reason = format('training job name %s is taken in SageMaker by a job fairshare did not create '
-									  '(created %s, before this attempt was placed); give this installation its own '
-									  'fairshare.job_name_prefix', j.training_job_name,
+			   status_reason = format('training job name %s is taken in SageMaker by a training job made before this '
+									  'job was submitted (created %s): another installation with the same '
+									  'fairshare.job_name_prefix made it, or this database was restored from a backup '
+									  'older than its job ids; give each installation its own prefix', j.training_job_name,
 									  to_timestamp((describe_response ->> 'CreationTime')::double precision))
 		 WHERE jobs.job_id = j.job_id;
 		RETURN 'FAILED';

@@ -147,11 +147,26 @@ CREATE OR REPLACE FUNCTION fairshare._validate_service_environment()
 RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	problem text;
+	n bigint;
 BEGIN
 	IF TG_OP = 'UPDATE' AND NEW.name IS DISTINCT FROM OLD.name THEN
 		PERFORM fairshare._reject('22023',
 			format('service environment "%s" cannot be renamed', OLD.name),
 			'Create a new environment and move the queues to it.');
+	END IF;
+	-- A placed job's training job is described and stopped where it was
+	-- created: at another endpoint or region it is not found, and the job
+	-- would fail while its training job ran on unwatched.
+	IF TG_OP = 'UPDATE' AND (NEW.endpoint_url IS DISTINCT FROM OLD.endpoint_url
+							 OR NEW.region IS DISTINCT FROM OLD.region) THEN
+		SELECT count(*) INTO n FROM fairshare.jobs
+		 WHERE service_environment = OLD.name AND status IN ('SCHEDULED', 'STARTING', 'RUNNING');
+		IF n > 0 THEN
+			PERFORM fairshare._reject('55000',
+				format('service environment "%s" has %s jobs placed on it; its endpoint_url and region cannot change now',
+					   OLD.name, n),
+				'Disable the environment and wait for its jobs to finish, or create a new environment with the new endpoint and move the queues to it.');
+		END IF;
 	END IF;
 	PERFORM fairshare._check_name('service environment', NEW.name);
 	PERFORM fairshare._check_state('service environment', NEW.state);
@@ -479,6 +494,162 @@ COMMENT ON FUNCTION fairshare.schedule(boolean, integer) IS
 	'One scheduling pass that places or preempts at most max_jobs jobs, counting the job each reclaim is for (a reclaim''s victims and that job together), and takes in at most max_jobs new ones, as the dispatcher''s passes do; what is left waits for the next pass.';
 REVOKE ALL ON FUNCTION fairshare.schedule(boolean, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare.schedule(boolean, integer) TO fairshare_admin;
+
+------------------------------------------------------------------------------
+-- 40_scheduler.sql: a training job is adopted only if made after its job
+-- was submitted (not after the attempt's placement)
+------------------------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION fairshare.apply_status(job_id bigint, describe_response jsonb)
+RETURNS fairshare.job_status LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	j fairshare.jobs;
+	sm_status text;
+	secondary text;
+	failure text;
+	arn text;
+	next_state fairshare.job_status;
+	attempt_outcome text;
+	reason text;
+	failed_attempts integer;
+	action text;
+	placed constant fairshare.job_status[] := '{SCHEDULED,STARTING,RUNNING}';
+BEGIN
+	IF describe_response IS NULL OR jsonb_typeof(describe_response) <> 'object' THEN
+		PERFORM fairshare._reject('22023', 'describe_response must be a DescribeTrainingJob response object');
+	END IF;
+	sm_status := describe_response ->> 'TrainingJobStatus';
+	IF sm_status IS NULL OR sm_status NOT IN ('InProgress', 'Completed', 'Failed', 'Stopping', 'Stopped') THEN
+		PERFORM fairshare._reject('22023',
+			format('unknown TrainingJobStatus %s in describe_response', coalesce(describe_response -> 'TrainingJobStatus', 'null')),
+			'SageMaker reports InProgress, Completed, Failed, Stopping or Stopped.');
+	END IF;
+	secondary := describe_response ->> 'SecondaryStatus';
+	failure := describe_response ->> 'FailureReason';
+	arn := describe_response ->> 'TrainingJobArn';
+
+	SELECT * INTO j FROM fairshare.jobs WHERE jobs.job_id = apply_status.job_id FOR UPDATE;
+	IF NOT FOUND THEN
+		PERFORM fairshare._reject('P0002', format('job %s does not exist', apply_status.job_id));
+	END IF;
+	-- An answer about an attempt that is over (or about an earlier attempt)
+	-- changes nothing.
+	IF NOT j.status = ANY (placed)
+	   OR (describe_response ? 'TrainingJobName' AND describe_response ->> 'TrainingJobName' <> j.training_job_name) THEN
+		RETURN j.status;
+	END IF;
+	-- A training job we have no ARN for yet is ours only if SageMaker made it
+	-- after the job was submitted: one of the same name from before (an
+	-- earlier installation with the same fairshare.job_name_prefix, or the
+	-- job of this id in a database restored from an older backup) must not
+	-- be adopted, followed, or reported as this job's outcome.  The job's
+	-- submission, not the attempt's placement: a placement made again after
+	-- a failover lost the first one, or after a restore, comes later than
+	-- the training job its first placement made, and that one is ours.
+	-- Five minutes allow for clocks that disagree.
+	IF j.training_job_arn IS NULL AND jsonb_typeof(describe_response -> 'CreationTime') = 'number'
+	   AND to_timestamp((describe_response ->> 'CreationTime')::double precision)
+		   < j.created_at - interval '5 minutes' THEN
+		UPDATE fairshare.job_attempts SET outcome = 'FAILED'
+		 WHERE job_attempts.job_id = j.job_id AND attempt = j.attempts;
+		UPDATE fairshare.jobs
+		   SET status = 'FAILED',
+			   status_reason = format('training job name %s is taken in SageMaker by a training job made before this '
+									  'job was submitted (created %s): another installation with the same '
+									  'fairshare.job_name_prefix made it, or this database was restored from a backup '
+									  'older than its job ids; give each installation its own prefix', j.training_job_name,
+									  to_timestamp((describe_response ->> 'CreationTime')::double precision))
+		 WHERE jobs.job_id = j.job_id;
+		RETURN 'FAILED';
+	END IF;
+	IF arn IS NOT NULL AND j.training_job_arn IS DISTINCT FROM arn THEN
+		UPDATE fairshare.jobs SET training_job_arn = arn WHERE jobs.job_id = j.job_id;
+	END IF;
+
+	IF sm_status IN ('InProgress', 'Stopping') THEN
+		next_state := fairshare.running_state(secondary);
+		-- Never backwards: SCHEDULED < STARTING < RUNNING.
+		IF sm_status = 'InProgress' AND next_state IS NOT NULL
+		   AND array_position(placed, next_state) > array_position(placed, j.status) THEN
+			UPDATE fairshare.jobs SET status = next_state WHERE jobs.job_id = j.job_id;
+			RETURN next_state;
+		END IF;
+		RETURN j.status;
+	END IF;
+
+	IF sm_status = 'Completed' THEN
+		next_state := 'SUCCEEDED';
+		attempt_outcome := 'SUCCEEDED';
+	ELSIF sm_status = 'Failed' AND j.stop_kind IN ('TERMINATE', 'TIMEOUT') THEN
+		-- Terminated or timed out, and the attempt failed (or its create was
+		-- refused) before the stop took effect: the job still ends FAILED,
+		-- with the reason it was stopped for; no retry, no capacity fallback.
+		attempt_outcome := 'FAILED';
+		next_state := 'FAILED';
+		reason := j.stop_reason || coalesce('; the attempt ended first: ' || failure, '');
+	ELSIF sm_status = 'Failed' AND fairshare.is_capacity_failure(failure) THEN
+		-- Skip this (environment, type) for a while; the next pass tries the
+		-- job's next pair.  No attempt is spent.
+		INSERT INTO fairshare.capacity_backoffs AS b (job_id, service_environment, instance_type, until, reason)
+		VALUES (j.job_id, j.service_environment, j.instance_type,
+				now() + coalesce(current_setting('fairshare.capacity_backoff', true), '600s')::interval,
+				failure)
+		ON CONFLICT ON CONSTRAINT capacity_backoffs_pkey
+		DO UPDATE SET until = excluded.until, reason = excluded.reason;
+		next_state := 'RUNNABLE';
+		attempt_outcome := 'CAPACITY';
+		reason := format('%s (on %s, %s); trying its other placements, no attempt spent',
+						 failure, j.service_environment, j.instance_type);
+	ELSIF sm_status = 'Failed' THEN
+		reason := 'Received status from SageMaker: ' || coalesce(failure, 'Failed');
+		attempt_outcome := 'FAILED';
+		SELECT count(*) + 1 INTO failed_attempts FROM fairshare.job_attempts
+		 WHERE job_attempts.job_id = j.job_id AND job_attempts.outcome = 'FAILED';
+		action := fairshare.exit_action(j.evaluate_on_exit, reason);
+		IF action = 'EXIT' THEN
+			next_state := 'FAILED';
+			reason := reason || ' (evaluate_on_exit: EXIT)';
+		ELSIF failed_attempts < j.retry_attempts THEN
+			next_state := 'RUNNABLE';
+			reason := format('%s; retrying (%s of %s attempts used)', reason, failed_attempts, j.retry_attempts);
+		ELSE
+			next_state := 'FAILED';
+			IF j.retry_attempts > 1 THEN
+				reason := format('%s (all %s attempts used)', reason, j.retry_attempts);
+			END IF;
+		END IF;
+	ELSE	-- Stopped
+		IF j.stop_kind = 'PREEMPT' THEN
+			attempt_outcome := 'PREEMPTED';
+			IF j.preemptions >= j.preemption_retries THEN
+				next_state := 'FAILED';
+				reason := format('%s; preempted %s times, more than preemption_retries (%s)',
+								 j.stop_reason, j.preemptions + 1, j.preemption_retries);
+			ELSE
+				next_state := 'RUNNABLE';
+				reason := j.stop_reason;
+			END IF;
+			UPDATE fairshare.jobs SET preemptions = preemptions + 1 WHERE jobs.job_id = j.job_id;
+		ELSIF j.stop_kind IN ('TERMINATE', 'TIMEOUT') THEN
+			attempt_outcome := 'STOPPED';
+			next_state := 'FAILED';
+			reason := j.stop_reason;
+		ELSE
+			attempt_outcome := 'STOPPED';
+			next_state := 'FAILED';
+			reason := 'Received status from SageMaker: Stopped'
+					  || coalesce(' (' || nullif(secondary, 'Stopped') || ')', '')
+					  || coalesce(': ' || failure, '') || ' (not stopped by fairshare)';
+		END IF;
+	END IF;
+
+	-- The trigger keeps an outcome already set on the attempt it closes.
+	UPDATE fairshare.job_attempts SET outcome = attempt_outcome
+	 WHERE job_attempts.job_id = j.job_id AND attempt = j.attempts;
+	UPDATE fairshare.jobs SET status = next_state, status_reason = reason WHERE jobs.job_id = j.job_id;
+	RETURN next_state;
+END
+$$;
 
 ------------------------------------------------------------------------------
 -- 60_worker.sql: every training job is tagged with the installation

@@ -175,15 +175,16 @@ SELECT fairshare.apply_status(:st, jsonb_build_object('TrainingJobName', fairsha
 SELECT fairshare.apply_status(:j, '{"TrainingJobStatus": "Failed", "FailureReason": "late"}') AS finished_job;
 SELECT * FROM pg_temp.show(:st);
 
--- A training job of the same name made before the attempt was placed (by
--- another installation with the same prefix) is not adopted: the job fails,
+-- A training job of the same name made before the job was submitted (by
+-- another installation with the same prefix, or by the job of this id in
+-- the database a backup was taken of) is not adopted: the job fails,
 -- saying why, and the stranger's outcome is never reported as its own.
 SELECT pg_temp.submit('stranger') AS sg \gset
 SELECT pg_temp.place(:sg);
 SELECT fairshare.apply_status(:sg, jsonb_build_object('TrainingJobName', fairshare.training_job_name(:sg, 1),
 	'TrainingJobStatus', 'Completed', 'CreationTime', extract(epoch FROM now() - interval '2 days'))) AS stranger;
 SELECT status, training_job_arn IS NULL AS not_adopted,
-	   status_reason LIKE 'training job name fairshare-%-1 is taken in SageMaker by a job fairshare did not create%' AS says_why
+	   status_reason LIKE 'training job name fairshare-%-1 is taken in SageMaker by a training job made before this job was submitted%' AS says_why
   FROM fairshare.jobs WHERE job_id = :sg;
 -- One made after the placement (a create whose answer was lost) is ours.
 SELECT pg_temp.submit('lost-answer') AS la \gset
@@ -191,6 +192,26 @@ SELECT pg_temp.place(:la);
 SELECT fairshare.apply_status(:la, jsonb_build_object('TrainingJobName', fairshare.training_job_name(:la, 1),
 	'TrainingJobArn', 'arn:aws:sagemaker:us-east-1:1:training-job/x', 'TrainingJobStatus', 'InProgress',
 	'SecondaryStatus', 'Training', 'CreationTime', extract(epoch FROM now()))) AS adopted;
+-- One made after the job was submitted but long before this placement (a
+-- failover lost the placement that made it, and the job was placed again an
+-- hour later) is this job's too.
+CREATE FUNCTION public.placed_later() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	NEW.created_at := NEW.created_at + interval '1 hour';
+	RETURN NEW;
+END
+$$;
+CREATE TRIGGER placed_later BEFORE INSERT ON fairshare.job_attempts FOR EACH ROW EXECUTE FUNCTION public.placed_later();
+SELECT pg_temp.submit('placed-again') AS pa \gset
+SELECT pg_temp.place(:pa);
+DROP TRIGGER placed_later ON fairshare.job_attempts;
+DROP FUNCTION public.placed_later();
+SELECT created_at - (SELECT created_at FROM fairshare.jobs WHERE job_id = :pa) > interval '59 minutes' AS placed_an_hour_later
+  FROM fairshare.job_attempts WHERE job_id = :pa;
+SELECT fairshare.apply_status(:pa, jsonb_build_object('TrainingJobName', fairshare.training_job_name(:pa, 1),
+	'TrainingJobArn', 'arn:aws:sagemaker:us-east-1:1:training-job/pa', 'TrainingJobStatus', 'InProgress',
+	'SecondaryStatus', 'Training', 'CreationTime', extract(epoch FROM now() + interval '1 minute'))) AS placed_again;
+SELECT status, training_job_arn IS NOT NULL AS adopted FROM fairshare.jobs WHERE job_id = :pa;
 
 -- The CreateTrainingJob body the dispatcher sends: the request with the
 -- attempt's name, the placement's type and count, tags (the job's and

@@ -50,6 +50,11 @@ SELECT pg_temp.walk(:life, '{STARTING}');
 UPDATE fairshare.jobs SET training_job_arn = 'arn:aws:sagemaker:us-east-1:1:training-job/x-1' WHERE job_id = :life;
 SELECT pg_temp.walk(:life, '{RUNNING}');
 SELECT status, started_at IS NOT NULL AS started FROM fairshare.jobs WHERE job_id = :life;
+-- While a job is placed on p4, p4's endpoint and region stay: its training
+-- job is described and stopped where it was created.  Other columns change.
+UPDATE fairshare.service_environments SET endpoint_url = 'https://sagemaker.eu-west-1.amazonaws.com' WHERE name = 'p4';
+UPDATE fairshare.service_environments SET region = 'eu-west-1' WHERE name = 'p4';
+UPDATE fairshare.service_environments SET state = 'ENABLED' WHERE name = 'p4';
 UPDATE fairshare.jobs SET status = 'RUNNABLE', status_reason = 'preempted for job 99' WHERE job_id = :life;
 SELECT status, status_reason, service_environment, instance_type, training_job_name, training_job_arn, attempts,
 	   runnable_at = (SELECT runnable_at FROM first_runnable) AS kept_its_place
