@@ -300,13 +300,28 @@ BEGIN
 END
 $$;
 
+-- A job's status as the API shows it.  AWS Batch's SCHEDULED means that
+-- SageMaker has the training job, and the SageMaker SDK reads a training
+-- job from latestAttempt for every status past RUNNABLE; fairshare's
+-- SCHEDULED starts at the placement, before CreateTrainingJob is answered.
+-- So a placed job whose training job is not confirmed yet (no ARN) shows
+-- RUNNABLE, as it would on AWS Batch until the submission succeeds.
+CREATE FUNCTION fairshare._api_job_status(j fairshare.jobs)
+RETURNS text LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	RETURN CASE WHEN j.status = 'SCHEDULED' AND j.training_job_arn IS NULL THEN 'RUNNABLE' ELSE j.status::text END;
+END
+$$;
+
 -- The ARN of the job's latest training job, if SageMaker has made one.
+-- While the job is placed, only the current attempt's: an earlier
+-- attempt's training job (failed, retried) is not the one that will run.
 CREATE FUNCTION fairshare._api_latest_attempt(j fairshare.jobs)
 RETURNS jsonb LANGUAGE plpgsql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	arn text := j.training_job_arn;
 BEGIN
-	IF arn IS NULL THEN
+	IF arn IS NULL AND j.status NOT IN ('SCHEDULED', 'STARTING', 'RUNNING') THEN
 		SELECT a.training_job_arn INTO arn FROM fairshare.job_attempts a
 		 WHERE a.job_id = j.job_id AND a.training_job_arn IS NOT NULL
 		 ORDER BY a.attempt DESC LIMIT 1;
@@ -338,7 +353,7 @@ BEGIN
 		'serviceJobType', 'SAGEMAKER_TRAINING',
 		'shareIdentifier', j.share_identifier,
 		'quotaShareName', j.quota_share,
-		'status', j.status,
+		'status', fairshare._api_job_status(j),
 		'statusReason', j.status_reason,
 		'startedAt', fairshare._api_epoch_ms(j.started_at),
 		'stoppedAt', fairshare._api_epoch_ms(j.stopped_at)));
@@ -363,7 +378,8 @@ BEGIN
 			'stoppedAt', fairshare._api_epoch_ms(a.stopped_at),
 			'statusReason', a.status_reason)) ORDER BY a.attempt)
 	  INTO attempts FROM fairshare.job_attempts a WHERE a.job_id = j.job_id;
-	SELECT jsonb_agg(x.o ORDER BY x.attempt) INTO preempted
+	-- newest first: SDK code reads the first as the most recent
+	SELECT jsonb_agg(x.o ORDER BY x.attempt DESC) INTO preempted
 	  FROM (SELECT a.attempt, jsonb_strip_nulls(jsonb_build_object(
 					'serviceResourceId', fairshare._api_resource_id(a.training_job_arn),
 					'startedAt', fairshare._api_epoch_ms(coalesce(a.started_at, a.created_at)),
@@ -399,7 +415,7 @@ BEGIN
 		'preemptionSummary', CASE WHEN j.preemptions > 0
 			THEN jsonb_build_object('preemptedAttemptCount', j.preemptions, 'recentPreemptedAttempts', coalesce(preempted, '[]')) END,
 		'startedAt', fairshare._api_epoch_ms(j.started_at),
-		'status', j.status,
+		'status', fairshare._api_job_status(j),
 		'statusReason', j.status_reason,
 		'stoppedAt', fairshare._api_epoch_ms(j.stopped_at),
 		'tags', j.tags,
@@ -508,7 +524,13 @@ BEGIN
 		CASE WHEN queue IS NOT NULL THEN 'j.job_queue = $1 AND' ELSE '' END,
 		-- a literal (status is one of the list above), so that the planner
 		-- can prove the partial indexes' predicates from it
-		CASE WHEN status IS NOT NULL THEN format('j.status = %L::fairshare.job_status AND', status) ELSE '' END,
+		-- (the API's RUNNABLE and SCHEDULED split fairshare's SCHEDULED on
+		-- the ARN: _api_job_status)
+		CASE WHEN status = 'RUNNABLE'
+			 THEN '(j.status = ''RUNNABLE''::fairshare.job_status OR (j.status = ''SCHEDULED''::fairshare.job_status AND j.training_job_arn IS NULL)) AND'
+			 WHEN status = 'SCHEDULED'
+			 THEN 'j.status = ''SCHEDULED''::fairshare.job_status AND j.training_job_arn IS NOT NULL AND'
+			 WHEN status IS NOT NULL THEN format('j.status = %L::fairshare.job_status AND', status) ELSE '' END,
 		CASE WHEN token IS NOT NULL THEN '(j.created_at, j.job_id) < ($3, $4) AND' ELSE '' END,
 		cond)
 	INTO page

@@ -598,7 +598,8 @@ BEGIN
 			'fairshare runs SageMaker training jobs: the type is SAGEMAKER_TRAINING.');
 	END IF;
 	IF EXISTS (SELECT 1 FROM fairshare.service_environments WHERE name = env) THEN
-		PERFORM fairshare._reject('23505', format('service environment "%s" already exists', env));
+		-- AWS Batch's own words, which SDK code compares (as here) to reuse what exists.
+		PERFORM fairshare._reject('23505', 'Object already exists');
 	END IF;
 	INSERT INTO fairshare.service_environments (name, state, tags) VALUES (env, env_state, tags);
 	PERFORM fairshare._api_set_capacity_limits(env, limits);
@@ -793,7 +794,7 @@ BEGIN
 		policy := fairshare._api_existing_policy(policy_param);
 	END IF;
 	IF EXISTS (SELECT 1 FROM fairshare.job_queues WHERE name = queue) THEN
-		PERFORM fairshare._reject('23505', format('job queue "%s" already exists', queue));
+		PERFORM fairshare._reject('23505', 'Object already exists');
 	END IF;
 	INSERT INTO fairshare.job_queues (name, priority, scheduling_policy, accepts_jobs, tags)
 	VALUES (queue, prio, policy, queue_state = 'ENABLED', tags);
@@ -972,7 +973,7 @@ BEGIN
 		PERFORM fairshare._reject('22023', 'only one of fairsharePolicy and quotaSharePolicy may be set');
 	END IF;
 	IF EXISTS (SELECT 1 FROM fairshare.scheduling_policies WHERE name = policy) THEN
-		PERFORM fairshare._reject('23505', format('scheduling policy "%s" already exists', policy));
+		PERFORM fairshare._reject('23505', 'Object already exists');
 	END IF;
 	INSERT INTO fairshare.scheduling_policies (name, kind, tags)
 	VALUES (policy, CASE WHEN quota IS NOT NULL THEN 'QUOTA_SHARE' ELSE 'FAIR_SHARE' END, tags);

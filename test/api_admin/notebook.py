@@ -167,6 +167,24 @@ def main():
     user = client(args.endpoint, args.submitter)
 
     create_resources(admin)
+    # A notebook's cell run twice: SDK code reuses what exists when AWS Batch
+    # answers ClientException "Object already exists".
+    again = [
+        lambda: admin.create_service_environment(
+            serviceEnvironmentName=C5_SE, serviceEnvironmentType="SAGEMAKER_TRAINING",
+            capacityLimits=[{"maxCapacity": 1, "capacityUnit": "NUM_INSTANCES"}]),
+        lambda: admin.create_scheduling_policy(name=G6_SP, fairsharePolicy={"shareDecaySeconds": 3600}),
+        lambda: admin.create_job_queue(jobQueueName=C5_QUEUE, jobQueueType="SAGEMAKER_TRAINING", priority=2,
+                                       serviceEnvironmentOrder=[{"order": 1, "serviceEnvironment": C5_SE}]),
+    ]
+    for what, create in zip(("service environment", "scheduling policy", "job queue"), again):
+        try:
+            create()
+            check("creating the %s again is refused" % what, False)
+        except ClientError as e:
+            check("creating the %s again is ClientException \"Object already exists\"" % what,
+                  (e.response["Error"]["Code"], e.response["Error"].get("Message"), e.response.get("message"))
+                  == ("ClientException", "Object already exists", "Object already exists"), e.response)
     try:
         user.create_job_queue(jobQueueName="mine", priority=1,
                               serviceEnvironmentOrder=[{"order": 1, "serviceEnvironment": C5_SE}])

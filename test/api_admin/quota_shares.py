@@ -149,10 +149,17 @@ def main():
         snap = user.get_job_queue_snapshot(jobQueue=QUEUE)
         front = snap.get("frontOfQuotaShares", {}).get("quotaShares", {}).get("ProdExp1", [])
         check("the snapshot's front of ProdExp1 holds waiting jobs", len(front) >= 1, front)
+    # Placed, a reclaiming job is RUNNABLE to the API until its victims have
+    # stopped and SageMaker has its training job (AWS Batch's SCHEDULED).
     for arn in reclaim:
-        j = user.describe_service_job(jobId=arn)
-        check("the reclaiming job %s runs" % j["jobName"], j["status"] in ("SCHEDULED", "STARTING", "RUNNING"),
-              j["status"])
+        deadline = time.time() + 60
+        while True:
+            j = user.describe_service_job(jobId=arn)
+            if j["status"] in ("SCHEDULED", "STARTING", "RUNNING") or time.time() > deadline:
+                break
+            time.sleep(0.5)
+        check("the reclaiming job %s runs" % j["jobName"], j["status"] in ("SCHEDULED", "STARTING", "RUNNING")
+              and "serviceResourceId" in j.get("latestAttempt", {}), (j["status"], j.get("latestAttempt")))
 
     try:
         user.update_quota_share(quotaShareArn=q1["quotaShareArn"], state="DISABLED")

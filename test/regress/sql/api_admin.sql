@@ -372,6 +372,38 @@ SELECT share, jsonb_array_length(jobs) AS jobs,
 	   (SELECT bool_and(x ? 'earliestTimeAtPosition') FROM jsonb_array_elements(jobs) x) AS timed
   FROM fronts, jsonb_each(fronts.q) AS s(share, jobs) ORDER BY share;
 
+-- A placed job whose training job SageMaker has not confirmed yet is
+-- RUNNABLE to the API (AWS Batch's SCHEDULED means submitted to
+-- SageMaker, and SDK code reads latestAttempt for every later status), and
+-- while a job is placed its latestAttempt is that attempt's training job,
+-- never an earlier attempt's.
+\c - postgres
+\set SHOW_CONTEXT never
+INSERT INTO fairshare.service_environments (name) VALUES ('sched-env');
+INSERT INTO fairshare.capacity_limits VALUES ('sched-env', 'NUM_INSTANCES', 1);
+INSERT INTO fairshare.job_queues (name, priority) VALUES ('sched-q', 50);
+INSERT INTO fairshare.queue_environments VALUES ('sched-q', 'sched-env', 1);
+INSERT INTO fairshare.jobs (job_name, job_queue, request, retry_attempts)
+	SELECT 'sched', 'sched-q', request, 2 FROM req RETURNING job_id AS sched \gset
+SELECT count(*) > 0 AS placed FROM fairshare.schedule() WHERE job_id = :sched;
+CREATE FUNCTION pg_temp.api_view(id bigint) RETURNS TABLE (status text, api_status text, latest text, listed_runnable boolean, listed_scheduled boolean)
+LANGUAGE sql AS $$
+	SELECT j.status::text, d ->> 'status', d -> 'latestAttempt' -> 'serviceResourceId' ->> 'value',
+		   call('list_service_jobs', '{"jobQueue": "sched-q", "jobStatus": "RUNNABLE"}')::jsonb -> 'jobSummaryList' @> jsonb_build_array(jsonb_build_object('jobId', id::text, 'status', 'RUNNABLE')),
+		   call('list_service_jobs', '{"jobQueue": "sched-q", "jobStatus": "SCHEDULED"}')::jsonb -> 'jobSummaryList' @> jsonb_build_array(jsonb_build_object('jobId', id::text, 'status', 'SCHEDULED'))
+	  FROM fairshare.jobs j, LATERAL (SELECT call('describe_service_job', jsonb_build_object('jobId', id::text))::jsonb AS d) x
+	 WHERE j.job_id = id
+$$;
+SELECT * FROM pg_temp.api_view(:sched);
+UPDATE fairshare.jobs SET training_job_arn = 'arn:aws:sagemaker:us-east-1:1:training-job/first' WHERE job_id = :sched;
+SELECT * FROM pg_temp.api_view(:sched);
+SELECT fairshare.apply_status(:sched, jsonb_build_object('TrainingJobName', training_job_name, 'TrainingJobStatus', 'Failed',
+	'SecondaryStatus', 'Failed', 'FailureReason', 'InternalServerError: try again')) FROM fairshare.jobs WHERE job_id = :sched;
+SELECT count(*) > 0 AS placed_again FROM fairshare.schedule() WHERE job_id = :sched;
+SELECT * FROM pg_temp.api_view(:sched);
+\c - regress_api_admin
+\set SHOW_CONTEXT never
+
 -- ListServiceJobs with a share filter and a finished status reads an index
 -- of that share's jobs in that status, newest first, also under row-level
 -- security (where "status = X" cannot be an index condition): the query
