@@ -34,6 +34,7 @@ int			fairshare_create_retry_timeout_s = 1800;
 int			fairshare_orphan_sweep_interval_s = 600;
 char	   *fairshare_region = NULL;
 char	   *fairshare_endpoint_url = NULL;
+char	   *fairshare_endpoint_allowlist = NULL;
 int			fairshare_preemption_min_runtime_s = 300;
 int			fairshare_capacity_backoff_s = 600;
 int			fairshare_starvation_seconds = 3600;
@@ -108,6 +109,25 @@ check_endpoint_url(char **newval, void **extra, GucSource source)
 						  "with no user name, password, query or fragment; empty means the default.");
 		return false;
 	}
+	return true;
+}
+
+/* Each entry of the allow-list is a URL the sender would accept. */
+static bool
+check_endpoint_allowlist(char **newval, void **extra, GucSource source)
+{
+	char	   *copy = pstrdup(*newval);
+	char	   *item;
+	char	   *save = NULL;
+	const char *why;
+
+	for (item = strtok_r(copy, ", ", &save); item != NULL; item = strtok_r(NULL, ", ", &save))
+		if ((why = fs_sm_endpoint_url_problem(item)) != NULL)
+		{
+			GUC_check_errmsg("fairshare.endpoint_allowlist is refused: \"%s\": %s", fs_sm_redact_url(item), why);
+			GUC_check_errhint("List endpoint URLs, such as https://sagemaker.example.net or http://127.0.0.1:9000, separated by commas.");
+			return false;
+		}
 	return true;
 }
 
@@ -213,6 +233,14 @@ fairshare_define_settings(void)
 							   "Empty means AWS_ENDPOINT_URL_SAGEMAKER, else the regional endpoint.",
 							   &fairshare_endpoint_url, "",
 							   PGC_SIGHUP, 0, check_endpoint_url, NULL, NULL);
+
+	DefineCustomStringVariable("fairshare.endpoint_allowlist",
+							   "Endpoints besides AWS's own that a service environment may name.",
+							   "Comma-separated URLs; an environment's endpoint_url must have the origin "
+							   "(scheme, host, port) of one of them, of fairshare.endpoint_url or of "
+							   "AWS_ENDPOINT_URL_SAGEMAKER, or be https under amazonaws.com.",
+							   &fairshare_endpoint_allowlist, "",
+							   PGC_SUSET, 0, check_endpoint_allowlist, NULL, NULL);
 
 	DefineCustomIntVariable("fairshare.preemption_min_runtime",
 							"Jobs that have run less than this are preempted only when nothing else frees the room.",

@@ -19,6 +19,7 @@ extern int	fairshare_api_rate_limit;
 extern char *fairshare_job_name_prefix;
 extern char *fairshare_region;
 extern char *fairshare_endpoint_url;
+extern char *fairshare_endpoint_allowlist;
 extern int	fairshare_preemption_min_runtime_s;
 extern int	fairshare_capacity_backoff_s;
 extern int	fairshare_starvation_seconds;

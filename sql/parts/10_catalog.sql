@@ -170,11 +170,16 @@ BEGIN
 	END IF;
 	PERFORM fairshare._check_name('service environment', NEW.name);
 	PERFORM fairshare._check_state('service environment', NEW.state);
-	problem := fairshare._endpoint_problem(NEW.endpoint_url, NEW.region);
+	-- The endpoint is checked when it is written (an allow-list changed
+	-- since does not stop an environment from being disabled).
+	problem := fairshare._endpoint_problem(
+		CASE WHEN TG_OP = 'INSERT' OR NEW.endpoint_url IS DISTINCT FROM OLD.endpoint_url THEN NEW.endpoint_url END,
+		NEW.region);
 	IF problem IS NOT NULL THEN
 		PERFORM fairshare._reject('22023',
 			format('service environment "%s": %s', NEW.name, problem),
-			'Use https://host[:port] (plain http only to 127.0.0.1, localhost or [::1]) with no user name, '
+			'Use AWS''s https://api.sagemaker.<region>.amazonaws.com, or an endpoint a superuser lists in '
+			'fairshare.endpoint_allowlist (plain http only to 127.0.0.1, localhost or [::1]), with no user name, '
 			'password, query or fragment, and a region such as us-east-1; NULL means the default.');
 	END IF;
 	RETURN NEW;

@@ -310,6 +310,11 @@ BEGIN
 	  FROM pg_catalog.pg_roles r
 	 WHERE r.rolname = j.submitted_by AND j.submitter_oid <> r.oid;
 	GET DIAGNOSTICS n = ROW_COUNT;
+	-- and the API's record of who submitted, which clientToken and
+	-- row-level security read by OID
+	UPDATE fairshare.api_submissions s SET submitter_oid = j.submitter_oid
+	  FROM fairshare.jobs j
+	 WHERE j.job_id = s.job_id AND s.submitter_oid <> j.submitter_oid;
 	RETURN n;
 END
 $$;

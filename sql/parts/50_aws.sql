@@ -135,11 +135,11 @@ REVOKE EXECUTE ON FUNCTION
     fairshare._sagemaker_client_stats()
 FROM PUBLIC;
 
+-- The test-only functions stay the superuser's: _sagemaker_batch takes an
+-- endpoint_url of its own, so an admin could send signed requests (the
+-- access key id and session token in their headers) and a body of its
+-- choosing to any host.
 GRANT EXECUTE ON FUNCTION
     fairshare.sagemaker_call(text, jsonb),
-    fairshare.sagemaker_endpoint(text, text),
-    fairshare._sagemaker_batch(text, jsonb[], jsonb),
-    fairshare._sagemaker_wait_test(text, jsonb, int),
-    fairshare._sagemaker_pump_test(text, jsonb[], int, boolean),
-    fairshare._sagemaker_client_stats()
+    fairshare.sagemaker_endpoint(text, text)
 TO fairshare_admin;

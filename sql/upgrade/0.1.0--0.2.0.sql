@@ -170,11 +170,16 @@ BEGIN
 	END IF;
 	PERFORM fairshare._check_name('service environment', NEW.name);
 	PERFORM fairshare._check_state('service environment', NEW.state);
-	problem := fairshare._endpoint_problem(NEW.endpoint_url, NEW.region);
+	-- The endpoint is checked when it is written (an allow-list changed
+	-- since does not stop an environment from being disabled).
+	problem := fairshare._endpoint_problem(
+		CASE WHEN TG_OP = 'INSERT' OR NEW.endpoint_url IS DISTINCT FROM OLD.endpoint_url THEN NEW.endpoint_url END,
+		NEW.region);
 	IF problem IS NOT NULL THEN
 		PERFORM fairshare._reject('22023',
 			format('service environment "%s": %s', NEW.name, problem),
-			'Use https://host[:port] (plain http only to 127.0.0.1, localhost or [::1]) with no user name, '
+			'Use AWS''s https://api.sagemaker.<region>.amazonaws.com, or an endpoint a superuser lists in '
+			'fairshare.endpoint_allowlist (plain http only to 127.0.0.1, localhost or [::1]), with no user name, '
 			'password, query or fragment, and a region such as us-east-1; NULL means the default.');
 	END IF;
 	RETURN NEW;
@@ -447,6 +452,11 @@ BEGIN
 	  FROM pg_catalog.pg_roles r
 	 WHERE r.rolname = j.submitted_by AND j.submitter_oid <> r.oid;
 	GET DIAGNOSTICS n = ROW_COUNT;
+	-- and the API's record of who submitted, which clientToken and
+	-- row-level security read by OID
+	UPDATE fairshare.api_submissions s SET submitter_oid = j.submitter_oid
+	  FROM fairshare.jobs j
+	 WHERE j.job_id = s.job_id AND s.submitter_oid <> j.submitter_oid;
 	RETURN n;
 END
 $$;
@@ -650,6 +660,17 @@ BEGIN
 	RETURN next_state;
 END
 $$;
+
+------------------------------------------------------------------------------
+-- 50_aws.sql: the test-only SageMaker calls are the superuser's
+------------------------------------------------------------------------------
+
+REVOKE EXECUTE ON FUNCTION
+    fairshare._sagemaker_batch(text, jsonb[], jsonb),
+    fairshare._sagemaker_wait_test(text, jsonb, int),
+    fairshare._sagemaker_pump_test(text, jsonb[], int, boolean),
+    fairshare._sagemaker_client_stats()
+FROM fairshare_admin;
 
 ------------------------------------------------------------------------------
 -- 60_worker.sql: every training job is tagged with the installation

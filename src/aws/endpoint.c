@@ -73,6 +73,66 @@ fs_sm_endpoint_url_problem(const char *url)
 	return NULL;
 }
 
+/* Is host one of AWS's own (a name under amazonaws.com or amazonaws.com.cn)? */
+static bool
+is_aws_host(const char *host)
+{
+	static const char *const suffixes[] = {".amazonaws.com", ".amazonaws.com.cn"};
+	size_t		len = strlen(host);
+
+	for (int i = 0; i < lengthof(suffixes); i++)
+	{
+		size_t		n = strlen(suffixes[i]);
+
+		if (len > n && strcmp(host + len - n, suffixes[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Has url the origin of one of the comma-separated URLs of list? */
+static bool
+origin_listed(const char *origin, const char *list)
+{
+	char	   *copy;
+	char	   *item;
+	char	   *save = NULL;
+
+	if (!is_set(list))
+		return false;
+	copy = pstrdup(list);
+	for (item = strtok_r(copy, ", ", &save); item != NULL; item = strtok_r(NULL, ", ", &save))
+	{
+		char	   *listed = fs_http_url_origin(item, NULL);
+
+		if (listed != NULL && strcmp(listed, origin) == 0)
+			return true;
+	}
+	return false;
+}
+
+const char *
+fs_sm_admin_endpoint_url_problem(const char *url)
+{
+	const char *reason = fs_sm_endpoint_url_problem(url);
+	char	   *host;
+	char	   *origin;
+
+	if (reason != NULL)
+		return reason;
+	origin = fs_http_url_origin(url, &host);
+	if (origin == NULL)
+		return "it is not a valid absolute URL";
+	if (strncmp(origin, "https://", 8) == 0 && is_aws_host(host))
+		return NULL;
+	if (origin_listed(origin, fairshare_endpoint_allowlist) ||
+		origin_listed(origin, fairshare_endpoint_url) ||
+		origin_listed(origin, getenv("AWS_ENDPOINT_URL_SAGEMAKER")))
+		return NULL;
+	return psprintf("it is not an AWS endpoint (https, a host under amazonaws.com), and %s is not in fairshare.endpoint_allowlist",
+					origin);
+}
+
 bool
 fs_sm_resolve_endpoint(const char *env_endpoint_url, const char *env_region,
 					   char **url, char **region, const char **url_source,

@@ -341,6 +341,42 @@ url_check(const char *url, bool *is_https, HostKind *kind, const char **why)
 	return ok;
 }
 
+char *
+fs_http_url_origin(const char *url, char **host_out)
+{
+	bool		is_https;
+	HostKind	kind;
+	const char *why;
+	CURLU	   *u;
+	char	   *scheme = NULL;
+	char	   *host = NULL;
+	char	   *port = NULL;
+	char	   *origin = NULL;
+
+	if (host_out != NULL)
+		*host_out = NULL;
+	if (!url_check(url, &is_https, &kind, &why) || (u = curl_url()) == NULL)
+		return NULL;
+	if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+		curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+		curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+		curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK)
+	{
+		char	   *lower = pstrdup(host);
+
+		for (char *p = lower; *p; p++)
+			*p = pg_ascii_tolower((unsigned char) *p);
+		origin = psprintf("%s://%s:%s", scheme, lower, port);
+		if (host_out != NULL)
+			*host_out = lower;
+	}
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+	return origin;
+}
+
 /* The kinds are in order of trust: plain http is allowed from `least' up. */
 static bool
 url_check_trusting(const char *url, bool *is_https, bool *http_allowed, const char **why,

@@ -111,4 +111,12 @@ extern bool fs_http_url_check_container(const char *url, bool *is_https,
 extern bool fs_http_url_check_loopback(const char *url, bool *is_https,
 									   bool *is_loopback, const char **why);
 
+/*
+ * The origin of a URL, "scheme://host:port" (the port always written,
+ * the default one too; the host lower-case), palloc'd; NULL when the URL
+ * is not one the checks above accept.  *host, when not NULL, gets the host
+ * alone.  What an allow-list of endpoints compares.
+ */
+extern char *fs_http_url_origin(const char *url, char **host);
+
 #endif							/* FAIRSHARE_HTTP_H */

@@ -287,6 +287,20 @@ extern bool fs_sm_resolve_endpoint(const char *env_endpoint_url,
  */
 extern const char *fs_sm_endpoint_url_problem(const char *url);
 
+/*
+ * The same, for a URL an admin names (a service environment's endpoint_url),
+ * which must also be one of AWS's own hosts (https, under amazonaws.com or
+ * amazonaws.com.cn) or have the origin of a URL a superuser chose: an entry
+ * of fairshare.endpoint_allowlist, fairshare.endpoint_url or
+ * AWS_ENDPOINT_URL_SAGEMAKER.  Every call is signed with the server's
+ * credentials (the access key id and session token travel in its headers),
+ * and its body is a submitter's request: neither goes where no superuser
+ * said it may.  The service environments table checks its endpoint_url
+ * with this when a row is written.  Returns a palloc'd or constant reason,
+ * or NULL.
+ */
+extern const char *fs_sm_admin_endpoint_url_problem(const char *url);
+
 /* url with its user information (which may hold a password) as "***". */
 extern char *fs_sm_redact_url(const char *url);
 

@@ -287,7 +287,7 @@ fairshare_endpoint_problem(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(0))
 	{
 		char	   *url = text_to_cstring(PG_GETARG_TEXT_PP(0));
-		const char *reason = fs_sm_endpoint_url_problem(url);
+		const char *reason = fs_sm_admin_endpoint_url_problem(url);
 
 		if (reason != NULL)
 			PG_RETURN_TEXT_P(cstring_to_text(psprintf("endpoint_url \"%s\" is refused: %s",

@@ -20,6 +20,8 @@ $$;
 
 -- The reference setup of docs/scheduling.md, 'Reference scenarios'.
 INSERT INTO fairshare.service_environments (name, region) VALUES ('p4-reservation', 'us-east-1');
+-- An environment names AWS's own endpoints, or one a superuser allowed.
+SET fairshare.endpoint_allowlist = 'http://127.0.0.1:9000, https://sagemaker.example.net';
 INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('p5-emulated', 'http://127.0.0.1:9000');
 INSERT INTO fairshare.capacity_limits VALUES
 	('p4-reservation', 'NUM_INSTANCES', 100),
@@ -115,6 +117,12 @@ INSERT INTO bad_admin (what, stmt) VALUES
 ('endpoint with a newline',			$$INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('e1', E'https://sagemaker.example.com/\nHost: evil')$$),
 ('endpoint with a query',			$$INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('e1', 'https://sagemaker.example.com/?a=b')$$),
 ('region with a dot',				$$INSERT INTO fairshare.service_environments (name, region) VALUES ('e1', 'us-east-1.evil.com')$$),
+-- every call carries the server's key id and session token, and a
+-- submitter's request: only to AWS's hosts or ones a superuser allowed
+('endpoint not AWS and not allowed',	$$INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('e1', 'https://sagemaker.example.org')$$),
+('endpoint on another loopback port',	$$UPDATE fairshare.service_environments SET endpoint_url = 'http://127.0.0.1:8008/switchover' WHERE name = 'p5-emulated'$$),
+('endpoint that only looks like AWS',	$$INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('e1', 'https://amazonaws.com.example.org')$$),
+('AWS host over plain http',			$$INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('e1', 'http://api.sagemaker.us-east-1.amazonaws.com')$$),
 -- instances are counted whole: a fraction is refused, not rounded
 ('limit a fraction',				$$INSERT INTO fairshare.capacity_limits VALUES ('p5-emulated', 'NUM_INSTANCES', 2.5)$$),
 ('limit changed to a fraction',		$$UPDATE fairshare.capacity_limits SET max_capacity = 99.9 WHERE service_environment = 'p4-reservation'$$),
@@ -125,6 +133,16 @@ CREATE TEMP TABLE before AS SELECT pg_temp.admin_rows() AS n;
 SELECT n, what, public.regress_try_hint(stmt) AS result, pg_temp.admin_rows() = (SELECT n FROM before) AS nothing_written
   FROM bad_admin ORDER BY n;
 \pset format aligned
+
+-- AWS's own hosts, and those listed (the port as listed, or the default),
+-- are accepted.
+INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES
+	('aws-eu', 'https://api.sagemaker.eu-west-1.amazonaws.com'),
+	('aws-cn', 'https://api.sagemaker.cn-north-1.amazonaws.com.cn'),
+	('listed', 'https://SageMaker.Example.NET:443/');
+SELECT public.regress_try_hint($$SET fairshare.endpoint_allowlist = 'https://sagemaker.example.net, ftp://x'$$);
+DELETE FROM fairshare.service_environments WHERE name IN ('aws-eu', 'aws-cn', 'listed');
+RESET fairshare.endpoint_allowlist;
 
 -- A sixth capacity limit on one quota share is refused.
 INSERT INTO fairshare.quota_share_limits VALUES

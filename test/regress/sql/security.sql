@@ -54,8 +54,12 @@ RESET ROLE;
 -- After a restore into another cluster the jobs' OIDs are stale (simulated:
 -- the first Carol is gone and another role has her submitting name); a
 -- superuser hands the jobs to the roles that now have those names.
+INSERT INTO fairshare.api_submissions (job_id, submitter_oid, request_hash)
+	SELECT job_id, submitter_oid, 'h' FROM fairshare.jobs WHERE submitter_oid = 'regress_sec_carol_old'::regrole LIMIT 1;
 ALTER ROLE regress_sec_carol_old RENAME TO regress_sec_carol_gone;
 SELECT fairshare.rebind_submitters() AS rebound;
+SELECT s.submitter_oid = 'regress_sec_carol'::regrole AS api_record_rebound FROM fairshare.api_submissions s;
+DELETE FROM fairshare.api_submissions;
 SET ROLE regress_sec_carol;
 SELECT count(*) AS jobs_after_rebind FROM fairshare.jobs;
 RESET ROLE;
