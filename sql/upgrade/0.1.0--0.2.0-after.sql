@@ -429,3 +429,10 @@ SELECT pg_catalog.pg_extension_config_dump('fairshare.orphan_sweep', '');
 SELECT pg_catalog.pg_extension_config_dump('fairshare.alert_rules',
 	$$WHERE name NOT IN ('job_waiting', 'failure_burst', 'idle_capacity', 'share_starved',
 							'orphaned_training_jobs')$$);
+
+------------------------------------------------------------------------------
+-- cron_jobs.c: every name in pg_cron's commands is schema-qualified; the jobs
+-- 0.1.0 scheduled get the new command when this transaction commits
+------------------------------------------------------------------------------
+
+SELECT fairshare._housekeeping_sync();
