@@ -159,6 +159,8 @@ BEGIN
 	-- would fail while its training job ran on unwatched.
 	IF TG_OP = 'UPDATE' AND (NEW.endpoint_url IS DISTINCT FROM OLD.endpoint_url
 							 OR NEW.region IS DISTINCT FROM OLD.region) THEN
+		-- a pass placing a job here commits first, and is counted
+		PERFORM pg_advisory_xact_lock(26227, 1);
 		SELECT count(*) INTO n FROM fairshare.jobs
 		 WHERE service_environment = OLD.name AND status IN ('SCHEDULED', 'STARTING', 'RUNNING');
 		IF n > 0 THEN
@@ -202,6 +204,11 @@ BEGIN
 			format('service environment "%s" is still used by job queue "%s"', OLD.name, q),
 			'Remove it from the queue''s queue_environments first.');
 	END IF;
+	-- A pass placing a job here holds the pass lock (schedule.c's advisory
+	-- lock) until it commits: wait for it, so that the count below, taken
+	-- with a new snapshot, sees that job.  A pass after this one reads the
+	-- environments once this transaction has ended.
+	PERFORM pg_advisory_xact_lock(26227, 1);
 	SELECT count(*) INTO n FROM fairshare.jobs
 	 WHERE service_environment = OLD.name AND status IN ('SCHEDULED', 'STARTING', 'RUNNING');
 	IF n > 0 THEN

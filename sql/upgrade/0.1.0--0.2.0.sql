@@ -159,6 +159,8 @@ BEGIN
 	-- would fail while its training job ran on unwatched.
 	IF TG_OP = 'UPDATE' AND (NEW.endpoint_url IS DISTINCT FROM OLD.endpoint_url
 							 OR NEW.region IS DISTINCT FROM OLD.region) THEN
+		-- a pass placing a job here commits first, and is counted
+		PERFORM pg_advisory_xact_lock(26227, 1);
 		SELECT count(*) INTO n FROM fairshare.jobs
 		 WHERE service_environment = OLD.name AND status IN ('SCHEDULED', 'STARTING', 'RUNNING');
 		IF n > 0 THEN
@@ -183,6 +185,36 @@ BEGIN
 			'password, query or fragment, and a region such as us-east-1; NULL means the default.');
 	END IF;
 	RETURN NEW;
+END
+$$;
+
+-- An environment's delete waits for a pass that may be placing a job on it.
+CREATE OR REPLACE FUNCTION fairshare._guard_service_environment_delete()
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	q text;
+	n bigint;
+BEGIN
+	SELECT job_queue INTO q FROM fairshare.queue_environments
+	 WHERE service_environment = OLD.name ORDER BY job_queue LIMIT 1;
+	IF FOUND THEN
+		PERFORM fairshare._reject('2BP01',
+			format('service environment "%s" is still used by job queue "%s"', OLD.name, q),
+			'Remove it from the queue''s queue_environments first.');
+	END IF;
+	-- A pass placing a job here holds the pass lock (schedule.c's advisory
+	-- lock) until it commits: wait for it, so that the count below, taken
+	-- with a new snapshot, sees that job.  A pass after this one reads the
+	-- environments once this transaction has ended.
+	PERFORM pg_advisory_xact_lock(26227, 1);
+	SELECT count(*) INTO n FROM fairshare.jobs
+	 WHERE service_environment = OLD.name AND status IN ('SCHEDULED', 'STARTING', 'RUNNING');
+	IF n > 0 THEN
+		PERFORM fairshare._reject('2BP01',
+			format('service environment "%s" still has %s jobs placed on it', OLD.name, n),
+			'Disable the environment and wait for its jobs to finish.');
+	END IF;
+	RETURN OLD;
 END
 $$;
 
