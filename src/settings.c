@@ -41,6 +41,7 @@ int			fairshare_starvation_seconds = 3600;
 int			fairshare_backfill_allowance_s = 1800;
 int			fairshare_checkpoint_interval_s = 1800;
 bool		fairshare_checkpoint_on_stop = false;
+bool		fairshare_drop_with_placed_jobs = false;
 int			fairshare_reclaim_wait_s = 0;
 int			fairshare_retention_s = 30 * 86400;
 int			fairshare_api_port = 0;
@@ -286,6 +287,13 @@ fairshare_define_settings(void)
 							 "Whether a preempted job with CheckpointConfig is taken to write a last checkpoint when stopped.",
 							 "If on, such a victim is counted as losing only its startup.",
 							 &fairshare_checkpoint_on_stop, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+
+	/* tables/drop_guard.c: placed jobs' training jobs would run on unwatched. */
+	DefineCustomBoolVariable("fairshare.drop_with_placed_jobs",
+							 "Whether DROP EXTENSION fairshare may drop it while jobs are placed.",
+							 "Off refuses the drop until no job is SCHEDULED, STARTING or RUNNING.",
+							 &fairshare_drop_with_placed_jobs, false,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("fairshare.reclaim_wait",

@@ -59,6 +59,7 @@
 #include "utils/varlena.h"
 
 #include "statement.h"
+#include "tables/drop_guard.h"
 #include "worker_session.h"
 
 PG_FUNCTION_INFO_V1(fairshare_housekeeping_sync);
@@ -720,7 +721,8 @@ fairshare_housekeeping_sync(PG_FUNCTION_ARGS)
 /*
  * fairshare._housekeeping_on_drop(): event trigger at ddl_command_start of
  * DROP EXTENSION, DROP SCHEMA and DROP OWNED, any of which may remove
- * fairshare.  Whether it did is decided at commit.
+ * fairshare.  Whether it did is decided at commit.  First, a drop of
+ * fairshare while jobs are placed is refused (tables/drop_guard.c).
  */
 Datum
 fairshare_housekeeping_on_drop(PG_FUNCTION_ARGS)
@@ -729,6 +731,7 @@ fairshare_housekeeping_on_drop(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("fairshare._housekeeping_on_drop() must be called as an event trigger")));
+	fairshare_refuse_drop_while_placed(((EventTriggerData *) fcinfo->context)->parsetree);
 	fs_request_sync(false);
 	PG_RETURN_VOID();
 }

@@ -136,6 +136,16 @@ SELECT public.regress_try('TRUNCATE fairshare.job_queues CASCADE');
 RESET client_min_messages;
 SELECT count(*) AS jobs_left FROM fairshare.jobs;
 
+-- So is dropping fairshare (the extension, or its schema with CASCADE):
+-- the placed jobs' training jobs would run on, unwatched.  The test
+-- cluster allows it (fairshare.drop_with_placed_jobs); off, it is refused.
+SET fairshare.drop_with_placed_jobs = off;
+SELECT count(*) > 0 AS some_placed FROM fairshare.jobs WHERE status IN ('SCHEDULED', 'STARTING', 'RUNNING');
+SELECT public.regress_try('DROP EXTENSION fairshare CASCADE');
+SELECT public.regress_try('DROP SCHEMA fairshare CASCADE');
+SELECT count(*) > 0 AS extension_still_there FROM pg_extension WHERE extname = 'fairshare';
+RESET fairshare.drop_with_placed_jobs;
+
 -- Settings refuse values that would hurt: the check runs at ALTER SYSTEM
 -- (which writes nothing when it fails).
 \set VERBOSITY terse
