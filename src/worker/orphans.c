@@ -117,7 +117,8 @@ call(FsSmOperation op, Jsonb *request, const char *what)
 /* The sweep's statements, in the order it runs them. */
 static FairshareStatement oldest_job_stmt = {
 	.what = "read when the oldest job was created",
-	.sql = "SELECT extract(epoch FROM min(created_at))::float8 FROM fairshare.jobs",
+	.sql = "SELECT extract(epoch FROM GREATEST(min(created_at), fairshare.retention_cutoff()))::float8 "
+		"FROM fairshare.jobs",
 };
 
 static FairshareStatement list_request_stmt = {
@@ -222,7 +223,12 @@ sweep(void)
 	loop_cxt = AllocSetContextCreate(CurrentMemoryContext, "fairshare orphan sweep call",
 									 ALLOCSET_DEFAULT_SIZES);
 
-	/* Older training jobs belong to jobs retention deleted: not orphans. */
+	/*
+	 * Training jobs made before the oldest job, or before the retention
+	 * cutoff, belong to jobs retention deleted: not orphans.  (The oldest
+	 * job alone is not enough: one still waiting, or training for weeks,
+	 * would take the listing back over jobs deleted since.)
+	 */
 	fairshare_run_statement(&oldest_job_stmt, NULL, NULL);
 	{
 		bool		isnull;

@@ -1180,6 +1180,12 @@ class Emulator:
                                     "phase_seconds": job.duration,
                                     "remaining_steps": [s[1] for s in job.steps]}
                 return out
+            if action == "backdate":
+                seconds = body.get("seconds")
+                if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+                    raise ControlError(400, "seconds must be a positive number")
+                job.creation_time -= seconds
+                return {"TrainingJobName": job.name, "CreationTime": _ts(job.creation_time)}
             if job.terminal:
                 raise ControlError(409, "training job %s is already %s" % (job.name, job.status))
             if action == "advance":

@@ -626,6 +626,16 @@ class TestOperations(EmulatorTest):
                      SortOrder="Ascending")[2]
         self.assertEqual([s["TrainingJobName"] for s in body["TrainingJobSummaries"]], ["win-b"])
 
+        # /backdate makes a job older, finished or not: CreationTimeAfter leaves it out.
+        self.emu.ok("POST", "/jobs/list-03/backdate", {"seconds": 86400})
+        self.assertAlmostEqual(self.describe("list-03")["CreationTime"],
+                               self.describe("list-02")["CreationTime"] - 86400, delta=5)
+        body = list_(NameContains="list-0", CreationTimeAfter=self.describe("list-02")["CreationTime"] - 3600,
+                     MaxResults=100)[2]
+        self.assertNotIn("list-03", [s["TrainingJobName"] for s in body["TrainingJobSummaries"]])
+        self.assertIn("list-04", [s["TrainingJobName"] for s in body["TrainingJobSummaries"]])
+        self.assertEqual(self.emu.control("POST", "/jobs/list-03/backdate", {"seconds": -1})[0], 400)
+
     def test_list_validation(self):
         for kw, member in (({"MaxResults": 0}, "maxResults"), ({"MaxResults": 101}, "maxResults"),
                            ({"SortBy": "Size"}, "sortBy"), ({"SortOrder": "Up"}, "sortOrder"),
