@@ -89,12 +89,26 @@ static FairshareStatement earlier_try_stmt = {
 	.max_rows = 1,
 };
 
+/*
+ * Tags whose keys begin "fairshare:" are dropped from the job's tags and
+ * from the payload's Tags, not refused as in SQL: fairshare sets them on
+ * every training job itself, and SDK code that attaches to a training job
+ * copies its tags, ours included, into the next submission (the SageMaker
+ * SDK removes only the "aws:" ones).
+ */
 static FairshareStatement insert_job_stmt = {
 	.what = "insert the submitted job",
 	.sql = "INSERT INTO fairshare.jobs (job_name, job_queue, share_identifier, quota_share, "
 		"scheduling_priority, request, retry_attempts, evaluate_on_exit, preemption_retries, "
 		"attempt_duration_seconds, tags) "
-		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
+		"VALUES ($1, $2, $3, $4, $5, "
+		"CASE WHEN jsonb_typeof($6 -> 'Tags') = 'array' "
+		"THEN jsonb_set($6, '{Tags}', coalesce((SELECT jsonb_agg(t ORDER BY n) "
+		"FROM jsonb_array_elements($6 -> 'Tags') WITH ORDINALITY AS e(t, n) "
+		"WHERE NOT coalesce(lower(t ->> 'Key') LIKE 'fairshare:%', false)), '[]')) "
+		"ELSE $6 END, "
+		"$7, $8, $9, $10, "
+		"(SELECT jsonb_object_agg(k, v) FROM jsonb_each($11) AS e(k, v) WHERE lower(k) NOT LIKE 'fairshare:%')) "
 		"RETURNING job_id, fairshare._api_arn('service-job', job_id::text)",
 	.argtypes = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, JSONBOID, INT4OID, JSONBOID,
 	INT4OID, INT4OID, JSONBOID},

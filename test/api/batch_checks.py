@@ -388,6 +388,16 @@ def group_jobs():
               e[:2] + (says in e[2],) if e else None)
     check("... and none of them made a job", before, job_count())
 
+    # SDK code that attached to a training job copies its tags, fairshare's
+    # own included, into the next submission: those are dropped, not refused.
+    p = json.loads(payload(9))     # never fits: it waits, and is terminated below
+    p["Tags"] = [{"Key": "fairshare:installation", "Value": "x"}, {"Key": "k", "Value": "v"}]
+    tagged = submit(alice, "sdk-attached-tags", payload=json.dumps(p), tags={"fairshare:job-id": "7", "team": "b"})
+    check("fairshare: tags in a submission's tags and payload Tags are dropped, the others kept",
+          '{"team": "b"}|[{"Key": "k", "Value": "v"}]',
+          sql("SELECT tags::text || '|' || (request -> 'Tags')::text FROM fairshare.jobs WHERE job_id = %s" % tagged["jobId"]))
+    alice.terminate_service_job(jobId=tagged["jobId"], reason="only its tags were wanted")
+
 
 def group_tenancy():
     alice, bob, vera, adam = client("alice"), client("bob"), client("vera"), client("adam")
