@@ -177,10 +177,18 @@ run_pass(void)
 }
 
 /* The placed attempts and what each needs, for a turn. */
+/*
+ * The region of an attempt whose training job exists is the one in its
+ * ARN, where an environment names none: a reload of fairshare.region (or
+ * AWS_REGION) must not send the describes and stops of training jobs that
+ * run on to another region, where SageMaker does not know them.
+ */
 static FairshareStatement work_stmt = {
 	.what = "read the dispatcher's work",
 	.sql = "SELECT j.job_id, j.training_job_name, j.training_job_arn IS NOT NULL, "
-		"j.stop_kind IS NOT NULL AND j.stop_sent_at IS NULL, e.endpoint_url, e.region, "
+		"j.stop_kind IS NOT NULL AND j.stop_sent_at IS NULL, e.endpoint_url, "
+		"coalesce(e.region, CASE WHEN j.training_job_arn ~ '^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:' "
+		"THEN split_part(j.training_job_arn, ':', 4) END), "
 		"j.scheduled_at "
 		"FROM fairshare.jobs j JOIN fairshare.service_environments e ON e.name = j.service_environment "
 		"WHERE j.status IN " FS_PLACED_STATUSES_SQL " ORDER BY j.job_id",
