@@ -239,7 +239,7 @@ fairshare_define_settings(void)
 							   "Endpoints besides AWS's own that a service environment may name.",
 							   "Comma-separated URLs; an environment's endpoint_url must have the origin "
 							   "(scheme, host, port) of one of them, of fairshare.endpoint_url or of "
-							   "AWS_ENDPOINT_URL_SAGEMAKER, or be https under amazonaws.com.",
+							   "AWS_ENDPOINT_URL_SAGEMAKER, or be AWS's own https://api.sagemaker.<region>.amazonaws.com.",
 							   &fairshare_endpoint_allowlist, "",
 							   PGC_SUSET, 0, check_endpoint_allowlist, NULL, NULL);
 

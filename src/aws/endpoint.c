@@ -73,21 +73,30 @@ fs_sm_endpoint_url_problem(const char *url)
 	return NULL;
 }
 
-/* Is host one of AWS's own (a name under amazonaws.com or amazonaws.com.cn)? */
 static bool
-is_aws_host(const char *host)
+has_suffix(const char *s, const char *suffix)
 {
-	static const char *const suffixes[] = {".amazonaws.com", ".amazonaws.com.cn"};
-	size_t		len = strlen(host);
+	size_t		len = strlen(s);
+	size_t		n = strlen(suffix);
 
-	for (int i = 0; i < lengthof(suffixes); i++)
-	{
-		size_t		n = strlen(suffixes[i]);
+	return len > n && strcmp(s + len - n, suffix) == 0;
+}
 
-		if (len > n && strcmp(host + len - n, suffixes[i]) == 0)
-			return true;
-	}
-	return false;
+/*
+ * Is host one of AWS's SageMaker API endpoints: api.sagemaker.<region>,
+ * api-fips.sagemaker.<region>, or an interface VPC endpoint's
+ * <id>.api.sagemaker.<region>.vpce, under amazonaws.com or
+ * amazonaws.com.cn?  Not any AWS host: anyone can have an API Gateway or
+ * a bucket under amazonaws.com, and read the headers sent there.
+ */
+static bool
+is_sagemaker_api_host(const char *host)
+{
+	if (!has_suffix(host, ".amazonaws.com") && !has_suffix(host, ".amazonaws.com.cn"))
+		return false;
+	return strncmp(host, "api.sagemaker.", 14) == 0 ||
+		strncmp(host, "api-fips.sagemaker.", 19) == 0 ||
+		strstr(host, ".api.sagemaker.") != NULL;
 }
 
 /* Has url the origin of one of the comma-separated URLs of list? */
@@ -123,14 +132,14 @@ fs_sm_admin_endpoint_url_problem(const char *url)
 	origin = fs_http_url_origin(url, &host);
 	if (origin == NULL)
 		return "it is not a valid absolute URL";
-	if (strncmp(origin, "https://", 8) == 0 && is_aws_host(host))
+	if (strncmp(origin, "https://", 8) == 0 && is_sagemaker_api_host(host))
 		return NULL;
 	if (origin_listed(origin, fairshare_endpoint_allowlist) ||
 		origin_listed(origin, fairshare_endpoint_url) ||
 		origin_listed(origin, getenv("AWS_ENDPOINT_URL_SAGEMAKER")))
 		return NULL;
-	return psprintf("it is not an AWS endpoint (https, a host under amazonaws.com), and %s is not in fairshare.endpoint_allowlist",
-					origin);
+	return psprintf("it is not a SageMaker API endpoint of AWS (https://api.sagemaker.<region>.amazonaws.com), "
+					"and %s is not in fairshare.endpoint_allowlist", origin);
 }
 
 bool

@@ -289,7 +289,9 @@ extern const char *fs_sm_endpoint_url_problem(const char *url);
 
 /*
  * The same, for a URL an admin names (a service environment's endpoint_url),
- * which must also be one of AWS's own hosts (https, under amazonaws.com or
+ * which must also be one of AWS's SageMaker API endpoints (https,
+ * api.sagemaker.<region>, api-fips.sagemaker.<region> or a VPC endpoint's
+ * <id>.api.sagemaker.<region>.vpce, under amazonaws.com or
  * amazonaws.com.cn) or have the origin of a URL a superuser chose: an entry
  * of fairshare.endpoint_allowlist, fairshare.endpoint_url or
  * AWS_ENDPOINT_URL_SAGEMAKER.  Every call is signed with the server's

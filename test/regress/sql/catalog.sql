@@ -122,6 +122,7 @@ INSERT INTO bad_admin (what, stmt) VALUES
 ('endpoint not AWS and not allowed',	$$INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('e1', 'https://sagemaker.example.org')$$),
 ('endpoint on another loopback port',	$$UPDATE fairshare.service_environments SET endpoint_url = 'http://127.0.0.1:8008/switchover' WHERE name = 'p5-emulated'$$),
 ('endpoint that only looks like AWS',	$$INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('e1', 'https://amazonaws.com.example.org')$$),
+('an AWS host anyone can have',		$$INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('e1', 'https://a1b2c3.execute-api.us-east-1.amazonaws.com')$$),
 ('AWS host over plain http',			$$INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES ('e1', 'http://api.sagemaker.us-east-1.amazonaws.com')$$),
 -- instances are counted whole: a fraction is refused, not rounded
 ('limit a fraction',				$$INSERT INTO fairshare.capacity_limits VALUES ('p5-emulated', 'NUM_INSTANCES', 2.5)$$),
@@ -139,9 +140,10 @@ SELECT n, what, public.regress_try_hint(stmt) AS result, pg_temp.admin_rows() = 
 INSERT INTO fairshare.service_environments (name, endpoint_url) VALUES
 	('aws-eu', 'https://api.sagemaker.eu-west-1.amazonaws.com'),
 	('aws-cn', 'https://api.sagemaker.cn-north-1.amazonaws.com.cn'),
+	('aws-vpce', 'https://vpce-0a1b2c3d-e4f5.api.sagemaker.us-east-1.vpce.amazonaws.com'),
 	('listed', 'https://SageMaker.Example.NET:443/');
 SELECT public.regress_try_hint($$SET fairshare.endpoint_allowlist = 'https://sagemaker.example.net, ftp://x'$$);
-DELETE FROM fairshare.service_environments WHERE name IN ('aws-eu', 'aws-cn', 'listed');
+DELETE FROM fairshare.service_environments WHERE name IN ('aws-eu', 'aws-cn', 'aws-vpce', 'listed');
 RESET fairshare.endpoint_allowlist;
 
 -- A sixth capacity limit on one quota share is refused.
