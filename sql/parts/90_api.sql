@@ -448,6 +448,7 @@ DECLARE
 	rows jsonb;
 	n integer;
 	page fairshare.jobs[];
+	branches text;
 BEGIN
 	PERFORM fairshare._api_job_members(request, ARRAY['jobQueue', 'jobStatus', 'maxResults', 'nextToken', 'filters'],
 		'ListServiceJobs');
@@ -517,22 +518,29 @@ BEGIN
 		END IF;
 	END IF;
 
+	-- The status as a literal (one of the list above), so that the planner
+	-- can prove the partial indexes' predicates from it.  The API's RUNNABLE
+	-- also holds fairshare's SCHEDULED jobs without an ARN (_api_job_status):
+	-- a branch of its own for each, each read in order from its index and
+	-- merged, so that a page never sorts a queue's whole backlog.
+	SELECT string_agg(format(
+			'(SELECT * FROM fairshare.jobs j WHERE %s %s %s %s '
+			' ORDER BY j.created_at DESC, j.job_id DESC LIMIT $5 + 1)',
+			CASE WHEN queue IS NOT NULL THEN 'j.job_queue = $1 AND' ELSE '' END,
+			b.status_condition,
+			CASE WHEN token IS NOT NULL THEN '(j.created_at, j.job_id) < ($3, $4) AND' ELSE '' END,
+			cond), ' UNION ALL ')
+	  INTO branches
+	  FROM unnest(CASE
+			WHEN status = 'RUNNABLE' THEN ARRAY['j.status = ''RUNNABLE''::fairshare.job_status AND',
+												'j.status = ''SCHEDULED''::fairshare.job_status AND j.training_job_arn IS NULL AND']
+			WHEN status = 'SCHEDULED' THEN ARRAY['j.status = ''SCHEDULED''::fairshare.job_status AND j.training_job_arn IS NOT NULL AND']
+			WHEN status IS NOT NULL THEN ARRAY[format('j.status = %L::fairshare.job_status AND', status)]
+			ELSE ARRAY[''] END) AS b(status_condition);
 	EXECUTE format(
 		'SELECT array_agg(j ORDER BY j.created_at DESC, j.job_id DESC) FROM ('
-		'  SELECT * FROM fairshare.jobs j WHERE %s %s %s %s '
-		'  ORDER BY j.created_at DESC, j.job_id DESC LIMIT $5 + 1) j',
-		CASE WHEN queue IS NOT NULL THEN 'j.job_queue = $1 AND' ELSE '' END,
-		-- a literal (status is one of the list above), so that the planner
-		-- can prove the partial indexes' predicates from it
-		-- (the API's RUNNABLE and SCHEDULED split fairshare's SCHEDULED on
-		-- the ARN: _api_job_status)
-		CASE WHEN status = 'RUNNABLE'
-			 THEN '(j.status = ''RUNNABLE''::fairshare.job_status OR (j.status = ''SCHEDULED''::fairshare.job_status AND j.training_job_arn IS NULL)) AND'
-			 WHEN status = 'SCHEDULED'
-			 THEN 'j.status = ''SCHEDULED''::fairshare.job_status AND j.training_job_arn IS NOT NULL AND'
-			 WHEN status IS NOT NULL THEN format('j.status = %L::fairshare.job_status AND', status) ELSE '' END,
-		CASE WHEN token IS NOT NULL THEN '(j.created_at, j.job_id) < ($3, $4) AND' ELSE '' END,
-		cond)
+		'  SELECT * FROM (%s) u ORDER BY u.created_at DESC, u.job_id DESC LIMIT $5 + 1) j',
+		branches)
 	INTO page
 	USING queue, status, after_created, after_id, max_results;
 	n := coalesce(array_length(page, 1), 0);

@@ -420,6 +420,18 @@ SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF) SELECT * FROM fairshare.jobs j
  WHERE j.job_queue = 'fronts-q' AND j.status = 'SUCCEEDED'::fairshare.job_status AND j.share_identifier = 'A'
  ORDER BY j.created_at DESC, j.job_id DESC LIMIT 101;
+-- The API's RUNNABLE (fairshare's RUNNABLE, and SCHEDULED without an ARN)
+-- merges two index scans in order: a page does not sort the backlog.
+\c - regress_api_sub
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM (
+	(SELECT * FROM fairshare.jobs j WHERE j.job_queue = 'fronts-q' AND j.status = 'RUNNABLE'::fairshare.job_status
+	  ORDER BY j.created_at DESC, j.job_id DESC LIMIT 101)
+	UNION ALL
+	(SELECT * FROM fairshare.jobs j WHERE j.job_queue = 'fronts-q' AND j.status = 'SCHEDULED'::fairshare.job_status
+	   AND j.training_job_arn IS NULL ORDER BY j.created_at DESC, j.job_id DESC LIMIT 101)) u
+ ORDER BY u.created_at DESC, u.job_id DESC LIMIT 101;
 \c - postgres
 
 DROP FUNCTION public.call(text, jsonb);
