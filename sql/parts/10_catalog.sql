@@ -143,6 +143,23 @@ RETURNS text
 AS 'MODULE_PATHNAME', 'fairshare_endpoint_problem'
 LANGUAGE C STABLE;
 
+-- The jobs placed on a service environment, counted once any pass that
+-- may be placing one there has committed: a pass holds the pass lock
+-- (schedule.c's advisory lock) until it commits, and the count, taken with
+-- a new snapshot once the lock is ours, sees its job.  A pass after this
+-- one reads the environments once the caller's transaction has ended.
+CREATE FUNCTION fairshare._jobs_placed_on(environment text)
+RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	n bigint;
+BEGIN
+	PERFORM pg_advisory_xact_lock(26227, 1);
+	SELECT count(*) INTO n FROM fairshare.jobs
+	 WHERE service_environment = environment AND status IN ('SCHEDULED', 'STARTING', 'RUNNING');
+	RETURN n;
+END
+$$;
+
 CREATE FUNCTION fairshare._validate_service_environment()
 RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
@@ -159,10 +176,7 @@ BEGIN
 	-- would fail while its training job ran on unwatched.
 	IF TG_OP = 'UPDATE' AND (NEW.endpoint_url IS DISTINCT FROM OLD.endpoint_url
 							 OR NEW.region IS DISTINCT FROM OLD.region) THEN
-		-- a pass placing a job here commits first, and is counted
-		PERFORM pg_advisory_xact_lock(26227, 1);
-		SELECT count(*) INTO n FROM fairshare.jobs
-		 WHERE service_environment = OLD.name AND status IN ('SCHEDULED', 'STARTING', 'RUNNING');
+		n := fairshare._jobs_placed_on(OLD.name);
 		IF n > 0 THEN
 			PERFORM fairshare._reject('55000',
 				format('service environment "%s" has %s jobs placed on it; its endpoint_url and region cannot change now',
@@ -204,13 +218,7 @@ BEGIN
 			format('service environment "%s" is still used by job queue "%s"', OLD.name, q),
 			'Remove it from the queue''s queue_environments first.');
 	END IF;
-	-- A pass placing a job here holds the pass lock (schedule.c's advisory
-	-- lock) until it commits: wait for it, so that the count below, taken
-	-- with a new snapshot, sees that job.  A pass after this one reads the
-	-- environments once this transaction has ended.
-	PERFORM pg_advisory_xact_lock(26227, 1);
-	SELECT count(*) INTO n FROM fairshare.jobs
-	 WHERE service_environment = OLD.name AND status IN ('SCHEDULED', 'STARTING', 'RUNNING');
+	n := fairshare._jobs_placed_on(OLD.name);
 	IF n > 0 THEN
 		PERFORM fairshare._reject('2BP01',
 			format('service environment "%s" still has %s jobs placed on it', OLD.name, n),

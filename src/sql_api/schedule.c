@@ -47,7 +47,11 @@ PG_FUNCTION_INFO_V1(fairshare_schedule);
  */
 #define MAX_STALE_RETRIES	3
 
-/* Serialises scheduling passes: an advisory lock key pair nobody else uses. */
+/*
+ * Serialises scheduling passes: an advisory lock key pair nobody else uses.
+ * fairshare._jobs_placed_on() (10_catalog.sql) takes it too, to count a
+ * service environment's placed jobs after any pass placing one commits.
+ */
 #define PASS_LOCK_KEY1	26227	/* "fs" */
 #define PASS_LOCK_KEY2	1
 
