@@ -427,12 +427,33 @@ fairshare_orphan_sweep_if_due(void)
 	}
 	PG_CATCH();
 	{
+		bool		call_failed;
 		int			held;
 
 		MemoryContextSwitchTo(cxt);
-		if (fs_log_due("orphan sweep", &held))
+		call_failed = geterrcode() == ERRCODE_CONNECTION_FAILURE;
+		if (!fs_log_due("orphan sweep", &held))
+			FlushErrorState();
+		else if (call_failed)
+		{
+			/*
+			 * A SageMaker call that failed after its retries is reported as
+			 * the dispatcher reports every other failed call, as a WARNING:
+			 * the sweep runs again at its next interval and nothing was lost.
+			 */
+			ErrorData  *edata = CopyErrorData();
+
+			FlushErrorState();
+			edata->elevel = WARNING;
+			ThrowErrorData(edata);
+			FreeErrorData(edata);
+		}
+		else
+		{
+			/* a statement that failed stays an ERROR in the log */
 			EmitErrorReport();
-		FlushErrorState();
+			FlushErrorState();
+		}
 		AbortCurrentTransaction();
 		pgstat_report_activity(STATE_IDLE, NULL);
 	}
