@@ -38,6 +38,9 @@
  * most) and tried again an interval later; it never holds up the
  * dispatcher's turns beyond its own calls, whose wait keeps the
  * dispatcher's own calls moving (the progress callback, progress.h).
+ * There its statements run in short transactions between the calls, none
+ * open while a call is in flight, so a sweep holds no lock while it waits
+ * for SageMaker.
  * fairshare.sweep_orphaned_training_jobs() sweeps at once, for an admin.
  *
  * The function is SECURITY DEFINER (the extension's owner writes the table
@@ -72,11 +75,32 @@ PG_FUNCTION_INFO_V1(fairshare_sweep_orphaned_training_jobs);
 
 static FsSmClient *sweep_client = NULL;
 
-/* One call, waited for; an ERROR unless it succeeded. */
+/*
+ * In the dispatcher the sweep runs its statements in short transactions of
+ * its own, none of them open while a call is in flight (xact.h): a sweep
+ * of many pages would otherwise hold its locks for minutes, and an ALTER
+ * waiting behind them would queue every user's query.  Called from SQL, it
+ * runs in the caller's transaction, as any function does.
+ */
+static bool sweep_own_transactions = false;
+static const char *const sweep_activity = "fairshare dispatcher: orphan sweep";
+
+/*
+ * One call, waited for; an ERROR unless it succeeded.  The answer is
+ * allocated in the current memory context, which must outlive the
+ * transaction when the sweep runs its own (not SPI's).
+ */
 static Jsonb *
 call(FsSmOperation op, Jsonb *request, const char *what)
 {
 	FsSmResult *res = NULL;
+	MemoryContext here = CurrentMemoryContext;	/* outlives the transaction */
+
+	if (sweep_own_transactions)
+	{
+		fairshare_xact_commit();
+		MemoryContextSwitchTo(here);
+	}
 
 	if (sweep_client == NULL)
 	{
@@ -103,6 +127,11 @@ call(FsSmOperation op, Jsonb *request, const char *what)
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	if (sweep_own_transactions)
+	{
+		fairshare_xact_begin(sweep_activity);
+		MemoryContextSwitchTo(here);
+	}
 	if (res->error_class != FS_SM_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
@@ -194,11 +223,13 @@ static FairshareStatement move_ids_on_stmt = {
 };
 
 /*
- * One sweep, in the caller's transaction on a primary; returns how many
- * orphaned training jobs were found.
+ * One sweep on a primary; returns how many orphaned training jobs were
+ * found.  In its own transactions (the dispatcher, called outside any), or
+ * in the caller's.  What it gathers lives in the caller's memory context,
+ * which must outlive the transactions.
  */
 static int
-sweep(void)
+sweep(bool own_transactions)
 {
 	const char *installation;
 	char	   *name_part;
@@ -215,13 +246,16 @@ sweep(void)
 	MemoryContext outer = CurrentMemoryContext;
 	MemoryContext loop_cxt;		/* one call's request, answer and SPI rows */
 
-	installation = fairshare_installation_id();
-	name_part = psprintf("%.*s-", FAIRSHARE_INSTALLATION_NAME_CHARS, installation);
-
-	if (SPI_connect() != SPI_OK_CONNECT)
+	loop_cxt = AllocSetContextCreate(outer, "fairshare orphan sweep call", ALLOCSET_DEFAULT_SIZES);
+	sweep_own_transactions = own_transactions;
+	if (own_transactions)
+		fairshare_xact_begin(sweep_activity);
+	else if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "orphan sweep: SPI_connect failed");
-	loop_cxt = AllocSetContextCreate(CurrentMemoryContext, "fairshare orphan sweep call",
-									 ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(outer);
+
+	installation = pstrdup(fairshare_installation_id());
+	name_part = psprintf("%.*s-", FAIRSHARE_INSTALLATION_NAME_CHARS, installation);
 
 	/*
 	 * Training jobs made before the oldest job, or before the retention
@@ -242,6 +276,7 @@ sweep(void)
 	}
 
 	/* 1. every page of ListTrainingJobs, gathered into one jsonb array */
+	MemoryContextSwitchTo(outer);	/* SPI leaves its own context current */
 	summaries = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("[]")));
 	do
 	{
@@ -261,6 +296,7 @@ sweep(void)
 		args[2] = Float8GetDatum(since);
 		nulls[2] = have_since ? ' ' : 'n';
 		fairshare_run_statement(&list_request_stmt, args, nulls);
+		MemoryContextSwitchTo(loop_cxt);
 		request = DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 		page = call(FS_SM_LIST_TRAINING_JOBS, request, "ListTrainingJobs");
 
@@ -318,6 +354,7 @@ sweep(void)
 		MemoryContextSwitchTo(loop_cxt);
 		args[0] = CStringGetTextDatum(arns[i]);
 		fairshare_run_statement(&tags_request_stmt, args, NULL);
+		MemoryContextSwitchTo(loop_cxt);
 		tags = call(FS_SM_LIST_TAGS,
 					DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)),
 					"ListTags");
@@ -375,7 +412,12 @@ sweep(void)
 						SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)),
 				 errdetail("A failover lost the end of the WAL; new jobs must not reuse those ids and their training job names."),
 				 errhint("See fairshare.orphaned_training_jobs.")));
-	SPI_finish();
+	if (own_transactions)
+		fairshare_xact_commit();
+	else
+		SPI_finish();
+	MemoryContextSwitchTo(outer);
+	MemoryContextDelete(loop_cxt);
 	return n_found;
 }
 
@@ -391,7 +433,7 @@ fairshare_sweep_orphaned_training_jobs(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("the orphan sweep runs on the primary only"),
 				 errhint("The dispatcher of the primary sweeps on its own (fairshare.orphan_sweep_interval).")));
-	PG_RETURN_INT32(sweep());
+	PG_RETURN_INT32(sweep(false));
 }
 
 /*
@@ -404,6 +446,7 @@ fairshare_orphan_sweep_if_due(void)
 {
 	static TimestampTz next_sweep = 0;
 	MemoryContext cxt = CurrentMemoryContext;
+	MemoryContext sweep_cxt;
 	TimestampTz now;
 
 	if (fairshare_orphan_sweep_interval_s <= 0)
@@ -412,13 +455,14 @@ fairshare_orphan_sweep_if_due(void)
 	if (now < next_sweep)
 		return;
 	next_sweep = TimestampTzPlusMilliseconds(now, (int64) fairshare_orphan_sweep_interval_s * 1000);
+	sweep_cxt = AllocSetContextCreate(cxt, "fairshare orphan sweep", ALLOCSET_DEFAULT_SIZES);
 	PG_TRY();
 	{
 		int			found;
 
-		fairshare_xact_begin("fairshare dispatcher: orphan sweep");
-		found = sweep();
-		fairshare_xact_commit();
+		MemoryContextSwitchTo(sweep_cxt);
+		found = sweep(true);
+		MemoryContextSwitchTo(cxt);
 		if (found > 0)
 			ereport(LOG,
 					(errmsg("fairshare dispatcher: the orphan sweep found %d training jobs of this installation that no job knows",
@@ -458,4 +502,7 @@ fairshare_orphan_sweep_if_due(void)
 		pgstat_report_activity(STATE_IDLE, NULL);
 	}
 	PG_END_TRY();
+	sweep_own_transactions = false;
+	MemoryContextSwitchTo(cxt);
+	MemoryContextDelete(sweep_cxt);
 }
