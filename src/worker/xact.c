@@ -14,9 +14,11 @@
  */
 #include "pg_prelude.h"
 
+#include "common/hashfn.h"
 #include "pgstat.h"
 #include "utils/snapmgr.h"
 
+#include "worker/log_throttle.h"
 #include "worker/xact.h"
 
 /*
@@ -53,8 +55,33 @@ fairshare_xact_commit(void)
 void
 fairshare_xact_report_and_roll_back(MemoryContext cxt)
 {
+	ErrorData  *edata;
+	char	   *kind;
+	int			held;
+
 	MemoryContextSwitchTo(cxt);
-	EmitErrorReport();
+
+	/*
+	 * The same ERROR with the same context (an outcome of one job that
+	 * cannot be written, met again at every poll) is logged once a minute;
+	 * the next line says how many were held back.  Its kind is a hash of
+	 * both, which log_throttle.c's fixed-size kinds could not hold.
+	 */
+	edata = CopyErrorData();
+	kind = psprintf("error:%08x:%08x",
+					hash_bytes((const unsigned char *) (edata->message ? edata->message : ""),
+							   edata->message ? strlen(edata->message) : 0),
+					hash_bytes((const unsigned char *) (edata->context ? edata->context : ""),
+							   edata->context ? strlen(edata->context) : 0));
+	if (fs_log_due(kind, &held))
+	{
+		EmitErrorReport();
+		if (held > 0)
+			ereport(LOG,
+					(errmsg("fairshare dispatcher: the error above was also met %d more times in the last minute and not logged", held)));
+	}
+	FreeErrorData(edata);
+	pfree(kind);
 	FlushErrorState();
 	AbortCurrentTransaction();
 	pgstat_report_stat(false);

@@ -19,7 +19,10 @@ extern void fairshare_xact_begin(const char *what);
 /* Close the SPI connection and commit. */
 extern void fairshare_xact_commit(void);
 
-/* In a PG_CATCH: log the ERROR, clear it and roll its transaction back. */
+/*
+ * In a PG_CATCH: log the ERROR (the same error in the same context at most
+ * once a minute), clear it and roll its transaction back.
+ */
 extern void fairshare_xact_report_and_roll_back(MemoryContext cxt);
 
 #endif							/* FAIRSHARE_WORKER_XACT_H */
