@@ -293,6 +293,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 			strlcpy(t->name, names[i], TRAINING_JOB_NAME_MAX);
 			t->in_flight = false;
 			t->failed_creates = 0;
+			t->not_found = 0;
 			t->first_create = 0;
 			t->last_create_error[0] = '\0';
 			t->exists = has_arn[i];

@@ -58,6 +58,7 @@ typedef struct AttemptTrack
 	bool		seen;			/* in this turn's work */
 	TimestampTz next_describe;
 	int			failed_creates; /* creates that got no usable answer */
+	int			not_found;		/* lookups in a row SageMaker said it no longer knows it */
 	TimestampTz first_create;	/* when the first create was sent; 0 if none */
 	char		last_create_error[256]; /* what the last of those failed with */
 	char		endpoint_url[256];	/* the environment's; "" for the default */

@@ -17,6 +17,13 @@
 #include "worker/log_throttle.h"
 #include "worker/xact.h"
 
+/*
+ * How many DescribeTrainingJob answers in a row, a poll interval apart,
+ * must say that SageMaker no longer knows a training job it knew before
+ * its job fails.
+ */
+#define NOT_FOUND_LOOKUPS	3
+
 /* A DescribeTrainingJob-shaped answer we make up ourselves. */
 Jsonb *
 dispatch_made_up_response(const char *name, const char *status, const char *failure)
@@ -285,6 +292,7 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 				case FS_SM_OK:
 					t->exists = true;
 					t->suspect = false;
+					t->not_found = 0;
 					t->next_describe = next_poll;
 					if (t->owned)
 						queue_status(d, t, r->response);
@@ -298,11 +306,27 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 					}
 					break;
 				case FS_SM_RESOURCE_NOT_FOUND:
-					if (t->exists)
+					if (t->exists && ++t->not_found < NOT_FOUND_LOOKUPS)
+					{
+						/*
+						 * SageMaker knew it and says it does not: believed
+						 * only when said again, a poll interval apart.  One
+						 * answer may be a passing fault, or come from
+						 * another endpoint than the one that made it; a job
+						 * failed on it would leave its training job running
+						 * with nobody following it.
+						 */
+						warn_throttled(r, t->name,
+									   psprintf("SageMaker knew this training job; it is looked up again (%d of %d lookups) before the job fails.",
+												t->not_found, NOT_FOUND_LOOKUPS));
+						t->next_describe = next_poll;
+					}
+					else if (t->exists)
 					{
 						OutcomeWrite w = dispatch_apply_status(t->job_id,
 													  dispatch_made_up_response(t->name, "Failed",
-																	   "ResourceNotFound: the training job is no longer known to SageMaker"));
+																	   psprintf("ResourceNotFound: the training job is no longer known to SageMaker (%d lookups in a row)",
+																				t->not_found)));
 						if (w == OUTCOME_LEFT_PLACED)
 							d->turn_needed = true;
 						else if (w == OUTCOME_JOB_BUSY)
