@@ -14,7 +14,8 @@
  *	 1. ListTrainingJobs, every page, for names containing this
  *		installation's part of the training job name (created since the
  *		oldest job fairshare still keeps: older ones were forgotten on
- *		purpose, by retention);
+ *		purpose, by retention), at every service environment's endpoint and
+ *		region (steps 2 and 3 too);
  *	 2. the names no job or attempt of fairshare knows (read after the
  *		listing: a placement is committed before its create is sent, so a
  *		training job that was listed and has a placement shows it here);
@@ -75,6 +76,27 @@ PG_FUNCTION_INFO_V1(fairshare_sweep_orphaned_training_jobs);
 
 static FsSmClient *sweep_client = NULL;
 
+/* Where training jobs were made: one endpoint and region, resolved. */
+typedef struct SweepTarget
+{
+	char	   *url;
+	char	   *region;
+} SweepTarget;
+
+/* What one sweep carries from target to target. */
+typedef struct Sweep
+{
+	MemoryContext outer;		/* what the sweep gathers; outlives its transactions */
+	MemoryContext loop_cxt;		/* one call's request, answer and SPI rows */
+	const char *installation;
+	const char *name_part;		/* of this installation's training job names */
+	double		since;			/* CreationTimeAfter, when have_since */
+	bool		have_since;
+	Datum	   *found;			/* jsonb: {name, arn, status, created, job_id} */
+	int			n_found;
+	int			found_size;
+} Sweep;
+
 /*
  * In the dispatcher the sweep runs its statements in short transactions of
  * its own, none of them open while a call is in flight (xact.h): a sweep
@@ -91,7 +113,7 @@ static const char *const sweep_activity = "fairshare dispatcher: orphan sweep";
  * transaction when the sweep runs its own (not SPI's).
  */
 static Jsonb *
-call(FsSmOperation op, Jsonb *request, const char *what)
+call(FsSmOperation op, Jsonb *request, const char *what, const SweepTarget *target)
 {
 	FsSmResult *res = NULL;
 	MemoryContext here = CurrentMemoryContext;	/* outlives the transaction */
@@ -111,7 +133,7 @@ call(FsSmOperation op, Jsonb *request, const char *what)
 	}
 	PG_TRY();
 	{
-		fs_sm_submit(sweep_client, op, NULL, NULL, request, 0);
+		fs_sm_submit(sweep_client, op, target->url, target->region, request, 0);
 		/* In the dispatcher, its own calls keep moving meanwhile (progress.h). */
 		while (fs_sm_wait(sweep_client, fairshare_progress_callback ? 10 : -1, &res, 1) == 0)
 		{
@@ -138,7 +160,8 @@ call(FsSmOperation op, Jsonb *request, const char *what)
 				 errmsg("orphan sweep: %s failed: %s: %s", what,
 						res->error_type ? res->error_type : "error",
 						res->message ? res->message : "no message"),
-				 errdetail("HTTP status %ld after %d tries.", res->http_status, res->tries),
+				 errdetail("HTTP status %ld after %d tries, at %s (%s).", res->http_status, res->tries,
+						   fs_sm_redact_url(target->url), target->region),
 				 errhint("The sweep is tried again at its next run; fairshare.orphan_sweep keeps what the last complete sweep found.")));
 	return res->response;
 }
@@ -148,6 +171,12 @@ static FairshareStatement oldest_job_stmt = {
 	.what = "read when the oldest job was created",
 	.sql = "SELECT extract(epoch FROM GREATEST(min(created_at), fairshare.retention_cutoff()))::float8 "
 		"FROM fairshare.jobs",
+};
+
+static FairshareStatement targets_stmt = {
+	.what = "read where the service environments send their calls",
+	.sql = "SELECT DISTINCT endpoint_url, region FROM fairshare.service_environments",
+	.read_only = true,
 };
 
 static FairshareStatement list_request_stmt = {
@@ -223,60 +252,63 @@ static FairshareStatement move_ids_on_stmt = {
 };
 
 /*
- * One sweep on a primary; returns how many orphaned training jobs were
- * found.  In its own transactions (the dispatcher, called outside any), or
- * in the caller's.  What it gathers lives in the caller's memory context,
- * which must outlive the transactions.
+ * The endpoints and regions to sweep: every service environment's, as the
+ * dispatcher resolves them, each once; the default's when there is no
+ * environment.  An environment whose endpoint cannot be resolved fails the
+ * sweep, as its calls would.
  */
-static int
-sweep(bool own_transactions)
+static SweepTarget *
+sweep_targets(Sweep *sw, int *n_targets)
 {
-	const char *installation;
-	char	   *name_part;
+	SweepTarget *targets;
+	uint64		n_rows;
+	int			n = 0;
+	MemoryContext spi;
+
+	n_rows = fairshare_run_statement(&targets_stmt, NULL, NULL);
+	spi = MemoryContextSwitchTo(sw->outer);
+	targets = palloc(sizeof(SweepTarget) * Max(n_rows, 1));
+	for (uint64 i = 0; i < Max(n_rows, 1); i++)
+	{
+		char	   *env_url = n_rows ? SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1) : NULL;
+		char	   *env_region = n_rows ? SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2) : NULL;
+		const char *source;
+		char	   *why;
+		SweepTarget t;
+		bool		seen = false;
+
+		if (!fs_sm_resolve_endpoint(env_url, env_region, &t.url, &t.region, &source, &why))
+			ereport(ERROR,
+					(errcode(ERRCODE_CONNECTION_EXCEPTION),
+					 errmsg("orphan sweep: %s", why),
+					 errhint("Every service environment's endpoint and region is swept; fix or delete the one that cannot be reached.")));
+		for (int k = 0; k < n && !seen; k++)
+			seen = strcmp(targets[k].url, t.url) == 0 && strcmp(targets[k].region, t.region) == 0;
+		if (!seen)
+			targets[n++] = t;
+	}
+	MemoryContextSwitchTo(spi);
+	SPI_freetuptable(SPI_tuptable);
+	*n_targets = n;
+	return targets;
+}
+
+/*
+ * Steps 1 to 3 at one endpoint and region: what it found is added to
+ * sw->found.
+ */
+static void
+sweep_target(Sweep *sw, const SweepTarget *target)
+{
 	Jsonb	   *summaries;		/* every page's TrainingJobSummaries, one array */
 	char	   *next_token = NULL;
-	double		since = 0;
-	bool		have_since = false;
 	int			pages = 0;
 	uint64		n_unknown;
 	char	  **names;
 	char	  **arns;
-	Datum	   *found;			/* jsonb: {name, arn, status, created, job_id} */
-	int			n_found = 0;
-	MemoryContext outer = CurrentMemoryContext;
-	MemoryContext loop_cxt;		/* one call's request, answer and SPI rows */
-
-	loop_cxt = AllocSetContextCreate(outer, "fairshare orphan sweep call", ALLOCSET_DEFAULT_SIZES);
-	sweep_own_transactions = own_transactions;
-	if (own_transactions)
-		fairshare_xact_begin(sweep_activity);
-	else if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "orphan sweep: SPI_connect failed");
-	MemoryContextSwitchTo(outer);
-
-	installation = pstrdup(fairshare_installation_id());
-	name_part = psprintf("%.*s-", FAIRSHARE_INSTALLATION_NAME_CHARS, installation);
-
-	/*
-	 * Training jobs made before the oldest job, or before the retention
-	 * cutoff, belong to jobs retention deleted: not orphans.  (The oldest
-	 * job alone is not enough: one still waiting, or training for weeks,
-	 * would take the listing back over jobs deleted since.)
-	 */
-	fairshare_run_statement(&oldest_job_stmt, NULL, NULL);
-	{
-		bool		isnull;
-		Datum		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-
-		if (!isnull)
-		{
-			since = DatumGetFloat8(v) - 60; /* clocks of two machines */
-			have_since = true;
-		}
-	}
 
 	/* 1. every page of ListTrainingJobs, gathered into one jsonb array */
-	MemoryContextSwitchTo(outer);	/* SPI leaves its own context current */
+	MemoryContextSwitchTo(sw->outer);	/* SPI leaves its own context current */
 	summaries = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("[]")));
 	do
 	{
@@ -288,23 +320,23 @@ sweep(bool own_transactions)
 		Datum		v;
 
 		CHECK_FOR_INTERRUPTS();
-		MemoryContextReset(loop_cxt);
-		MemoryContextSwitchTo(loop_cxt);
-		args[0] = CStringGetTextDatum(name_part);
+		MemoryContextReset(sw->loop_cxt);
+		MemoryContextSwitchTo(sw->loop_cxt);
+		args[0] = CStringGetTextDatum(sw->name_part);
 		args[1] = next_token ? CStringGetTextDatum(next_token) : (Datum) 0;
 		nulls[1] = next_token ? ' ' : 'n';
-		args[2] = Float8GetDatum(since);
-		nulls[2] = have_since ? ' ' : 'n';
+		args[2] = Float8GetDatum(sw->since);
+		nulls[2] = sw->have_since ? ' ' : 'n';
 		fairshare_run_statement(&list_request_stmt, args, nulls);
-		MemoryContextSwitchTo(loop_cxt);
+		MemoryContextSwitchTo(sw->loop_cxt);
 		request = DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		page = call(FS_SM_LIST_TRAINING_JOBS, request, "ListTrainingJobs");
+		page = call(FS_SM_LIST_TRAINING_JOBS, request, "ListTrainingJobs", target);
 
 		args[0] = JsonbPGetDatum(summaries);
 		args[1] = JsonbPGetDatum(page);
 		fairshare_run_statement(&append_page_stmt, args, NULL);
 		{
-			MemoryContext spi = MemoryContextSwitchTo(outer);
+			MemoryContext spi = MemoryContextSwitchTo(sw->outer);
 
 			summaries = DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 			v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
@@ -317,7 +349,8 @@ sweep(bool own_transactions)
 	if (next_token != NULL && next_token[0] != '\0')
 		ereport(WARNING,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("orphan sweep: stopped after %d pages of ListTrainingJobs", SWEEP_MAX_PAGES),
+				 errmsg("orphan sweep: stopped after %d pages of ListTrainingJobs at %s (%s)", SWEEP_MAX_PAGES,
+						fs_sm_redact_url(target->url), target->region),
 				 errhint("Training jobs beyond them were not looked at; the next sweep starts over.")));
 
 	/* 2. the names no job or attempt knows (read after the listing) */
@@ -328,15 +361,20 @@ sweep(bool own_transactions)
 	}
 	n_unknown = SPI_processed;
 	{
-		MemoryContext spi = MemoryContextSwitchTo(outer);
+		MemoryContext spi = MemoryContextSwitchTo(sw->outer);
 
 		names = palloc(sizeof(char *) * Max(n_unknown, 1));
 		arns = palloc(sizeof(char *) * Max(n_unknown, 1));
-		found = palloc(sizeof(Datum) * Max(n_unknown, 1));
 		for (uint64 i = 0; i < n_unknown; i++)
 		{
 			names[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
 			arns[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+		}
+		if (sw->n_found + n_unknown > (uint64) sw->found_size)
+		{
+			sw->found_size = sw->n_found + n_unknown;
+			sw->found = sw->found ? repalloc(sw->found, sizeof(Datum) * sw->found_size)
+				: palloc(sizeof(Datum) * sw->found_size);
 		}
 		MemoryContextSwitchTo(spi);
 	}
@@ -350,16 +388,16 @@ sweep(bool own_transactions)
 		Datum		v;
 
 		CHECK_FOR_INTERRUPTS();
-		MemoryContextReset(loop_cxt);
-		MemoryContextSwitchTo(loop_cxt);
+		MemoryContextReset(sw->loop_cxt);
+		MemoryContextSwitchTo(sw->loop_cxt);
 		args[0] = CStringGetTextDatum(arns[i]);
 		fairshare_run_statement(&tags_request_stmt, args, NULL);
-		MemoryContextSwitchTo(loop_cxt);
+		MemoryContextSwitchTo(sw->loop_cxt);
 		tags = call(FS_SM_LIST_TAGS,
 					DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)),
-					"ListTags");
+					"ListTags", target);
 		args[0] = JsonbPGetDatum(tags);
-		args[1] = CStringGetTextDatum(installation);
+		args[1] = CStringGetTextDatum(sw->installation);
 		fairshare_run_statement(&tag_values_stmt, args, NULL);
 		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 		if (!isnull && DatumGetBool(v))
@@ -375,23 +413,73 @@ sweep(bool own_transactions)
 			fairshare_run_statement(&found_row_stmt, row, rownulls);
 			if (SPI_processed == 1)
 			{
-				MemoryContext spi = MemoryContextSwitchTo(outer);
+				MemoryContext spi = MemoryContextSwitchTo(sw->outer);
 
-				found[n_found++] = PointerGetDatum(DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0],
-																					 SPI_tuptable->tupdesc, 1,
-																					 &isnull)));
+				sw->found[sw->n_found++] = PointerGetDatum(DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0],
+																							 SPI_tuptable->tupdesc, 1,
+																							 &isnull)));
 				MemoryContextSwitchTo(spi);
 			}
 		}
 		SPI_freetuptable(SPI_tuptable);
 	}
-	MemoryContextSwitchTo(outer);
+	MemoryContextSwitchTo(sw->outer);
+}
+
+/*
+ * One sweep on a primary; returns how many orphaned training jobs were
+ * found.  In its own transactions (the dispatcher, called outside any), or
+ * in the caller's.  What it gathers lives in the caller's memory context,
+ * which must outlive the transactions.
+ */
+static int
+sweep(bool own_transactions)
+{
+	Sweep		sw = {0};
+	SweepTarget *targets;
+	int			n_targets;
+
+	sw.outer = CurrentMemoryContext;
+	sw.loop_cxt = AllocSetContextCreate(sw.outer, "fairshare orphan sweep call", ALLOCSET_DEFAULT_SIZES);
+	sweep_own_transactions = own_transactions;
+	if (own_transactions)
+		fairshare_xact_begin(sweep_activity);
+	else if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "orphan sweep: SPI_connect failed");
+	MemoryContextSwitchTo(sw.outer);
+
+	sw.found_size = 1;
+	sw.found = palloc(sizeof(Datum));
+	sw.installation = pstrdup(fairshare_installation_id());
+	sw.name_part = psprintf("%.*s-", FAIRSHARE_INSTALLATION_NAME_CHARS, sw.installation);
+
+	/*
+	 * Training jobs made before the oldest job, or before the retention
+	 * cutoff, belong to jobs retention deleted: not orphans.  (The oldest
+	 * job alone is not enough: one still waiting, or training for weeks,
+	 * would take the listing back over jobs deleted since.)
+	 */
+	fairshare_run_statement(&oldest_job_stmt, NULL, NULL);
+	{
+		bool		isnull;
+		Datum		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+		{
+			sw.since = DatumGetFloat8(v) - 60;	/* clocks of two machines */
+			sw.have_since = true;
+		}
+	}
+
+	targets = sweep_targets(&sw, &n_targets);
+	for (int i = 0; i < n_targets; i++)
+		sweep_target(&sw, &targets[i]);
 
 	/* 4. the table holds exactly what this sweep found */
 	{
 		Datum		args[1];
 
-		args[0] = fairshare_jsonb_array(found, n_found);
+		args[0] = fairshare_jsonb_array(sw.found, sw.n_found);
 		fairshare_run_statement(&store_found_stmt, args, NULL);
 	}
 
@@ -416,9 +504,9 @@ sweep(bool own_transactions)
 		fairshare_xact_commit();
 	else
 		SPI_finish();
-	MemoryContextSwitchTo(outer);
-	MemoryContextDelete(loop_cxt);
-	return n_found;
+	MemoryContextSwitchTo(sw.outer);
+	MemoryContextDelete(sw.loop_cxt);
+	return sw.n_found;
 }
 
 /*
@@ -475,15 +563,16 @@ fairshare_orphan_sweep_if_due(void)
 		int			held;
 
 		MemoryContextSwitchTo(cxt);
-		call_failed = geterrcode() == ERRCODE_CONNECTION_FAILURE;
+		call_failed = ERRCODE_TO_CATEGORY(geterrcode()) == ERRCODE_CONNECTION_EXCEPTION;
 		if (!fs_log_due("orphan sweep", &held))
 			FlushErrorState();
 		else if (call_failed)
 		{
 			/*
-			 * A SageMaker call that failed after its retries is reported as
-			 * the dispatcher reports every other failed call, as a WARNING:
-			 * the sweep runs again at its next interval and nothing was lost.
+			 * A SageMaker call that failed after its retries, or an
+			 * endpoint that cannot be reached, is reported as the
+			 * dispatcher reports every other failed call, as a WARNING: the
+			 * sweep runs again at its next interval and nothing was lost.
 			 */
 			ErrorData  *edata = CopyErrorData();
 
