@@ -48,7 +48,8 @@
  * and moves the sequence); every statement names its objects in full.
  * The calls go through the same engine as the dispatcher's, with its
  * retries; a call that still fails ends the sweep with an ERROR that says
- * which, and the table keeps what the last complete sweep found.
+ * which (in the dispatcher, a WARNING in the log, as for its other calls),
+ * and the table keeps what the last complete sweep found.
  *
  *-------------------------------------------------------------------------
  */
@@ -93,8 +94,10 @@ typedef struct Sweep
 	double		since;			/* CreationTimeAfter, when have_since */
 	bool		have_since;
 	Datum	   *found;			/* jsonb: {name, arn, status, created, job_id} */
+	char	  **found_names;	/* the same, by name: one endpoint may list another's */
 	int			n_found;
 	int			found_size;
+	bool		skipped_target; /* an endpoint could not be swept: keep what it had */
 } Sweep;
 
 /*
@@ -194,7 +197,7 @@ static FairshareStatement append_page_stmt = {
 
 static FairshareStatement unknown_names_stmt = {
 	.what = "find the training jobs no job knows",
-	.sql = "SELECT s ->> 'TrainingJobName', s ->> 'TrainingJobArn' "
+	.sql = "SELECT DISTINCT ON (1) s ->> 'TrainingJobName', s ->> 'TrainingJobArn' "
 		"FROM jsonb_array_elements($1) s "
 		"WHERE s ->> 'TrainingJobName' IS NOT NULL AND s ->> 'TrainingJobArn' IS NOT NULL "
 		"AND NOT EXISTS (SELECT 1 FROM fairshare.jobs j WHERE j.training_job_name = s ->> 'TrainingJobName') "
@@ -232,15 +235,15 @@ static FairshareStatement store_found_stmt = {
 		"		  e ->> 'job_id' AS job_id, "
 		"		  CASE jsonb_typeof(e -> 'created') WHEN 'number' THEN to_timestamp((e ->> 'created')::float8) "
 		"			   WHEN 'string' THEN (e ->> 'created')::timestamptz END AS created "
-		"		   FROM unnest($1::jsonb[]) e), "
+		"		   FROM (SELECT DISTINCT ON (e ->> 'name') e FROM unnest($1::jsonb[]) e) x), "
 		"gone AS (DELETE FROM fairshare.orphan_sweep o "
-		"		   WHERE NOT EXISTS (SELECT 1 FROM f WHERE f.name = o.training_job_name)) "
+		"		   WHERE $2 AND NOT EXISTS (SELECT 1 FROM f WHERE f.name = o.training_job_name)) "
 		"INSERT INTO fairshare.orphan_sweep AS o (training_job_name, training_job_arn, training_job_status, "
 		"		  job_id_tag, creation_time, first_seen, last_seen) "
 		"SELECT name, arn, status, job_id, created, now(), now() FROM f "
 		"ON CONFLICT (training_job_name) DO UPDATE SET training_job_arn = excluded.training_job_arn, "
 		"		  training_job_status = excluded.training_job_status, last_seen = excluded.last_seen",
-	.argtypes = {JSONBARRAYOID},
+	.argtypes = {JSONBARRAYOID, BOOLOID},
 };
 
 static FairshareStatement move_ids_on_stmt = {
@@ -252,10 +255,11 @@ static FairshareStatement move_ids_on_stmt = {
 };
 
 /*
- * The endpoints and regions to sweep: every service environment's, as the
- * dispatcher resolves them, each once; the default's when there is no
- * environment.  An environment whose endpoint cannot be resolved fails the
- * sweep, as its calls would.
+ * The endpoints and regions to sweep: every service environment's, each
+ * once, resolved as the dispatcher resolves them for a create (a training
+ * job is made in its environment's region, else the server's); the
+ * default's when there is no environment.  One that cannot be resolved is
+ * skipped with a WARNING: its calls cannot be made either.
  */
 static SweepTarget *
 sweep_targets(Sweep *sw, int *n_targets)
@@ -278,10 +282,15 @@ sweep_targets(Sweep *sw, int *n_targets)
 		bool		seen = false;
 
 		if (!fs_sm_resolve_endpoint(env_url, env_region, &t.url, &t.region, &source, &why))
-			ereport(ERROR,
+		{
+			/* its calls cannot be made either; the others are still swept */
+			ereport(WARNING,
 					(errcode(ERRCODE_CONNECTION_EXCEPTION),
-					 errmsg("orphan sweep: %s", why),
-					 errhint("Every service environment's endpoint and region is swept; fix or delete the one that cannot be reached.")));
+					 errmsg("orphan sweep: skipped an endpoint: %s", why),
+					 errhint("fairshare.orphan_sweep keeps what earlier sweeps found there; fix or delete the service environment.")));
+			sw->skipped_target = true;
+			continue;
+		}
 		for (int k = 0; k < n && !seen; k++)
 			seen = strcmp(targets[k].url, t.url) == 0 && strcmp(targets[k].region, t.region) == 0;
 		if (!seen)
@@ -338,6 +347,7 @@ sweep_target(Sweep *sw, const SweepTarget *target)
 		{
 			MemoryContext spi = MemoryContextSwitchTo(sw->outer);
 
+			pfree(summaries);
 			summaries = DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 			v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
 			next_token = isnull ? NULL : TextDatumGetCString(v);
@@ -373,8 +383,8 @@ sweep_target(Sweep *sw, const SweepTarget *target)
 		if (sw->n_found + n_unknown > (uint64) sw->found_size)
 		{
 			sw->found_size = sw->n_found + n_unknown;
-			sw->found = sw->found ? repalloc(sw->found, sizeof(Datum) * sw->found_size)
-				: palloc(sizeof(Datum) * sw->found_size);
+			sw->found = repalloc(sw->found, sizeof(Datum) * sw->found_size);
+			sw->found_names = repalloc(sw->found_names, sizeof(char *) * sw->found_size);
 		}
 		MemoryContextSwitchTo(spi);
 	}
@@ -387,7 +397,13 @@ sweep_target(Sweep *sw, const SweepTarget *target)
 		bool		isnull;
 		Datum		v;
 
+		bool		already = false;
+
 		CHECK_FOR_INTERRUPTS();
+		for (int k = 0; k < sw->n_found && !already; k++)
+			already = strcmp(sw->found_names[k], names[i]) == 0;
+		if (already)
+			continue;
 		MemoryContextReset(sw->loop_cxt);
 		MemoryContextSwitchTo(sw->loop_cxt);
 		args[0] = CStringGetTextDatum(arns[i]);
@@ -415,6 +431,7 @@ sweep_target(Sweep *sw, const SweepTarget *target)
 			{
 				MemoryContext spi = MemoryContextSwitchTo(sw->outer);
 
+				sw->found_names[sw->n_found] = names[i];
 				sw->found[sw->n_found++] = PointerGetDatum(DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0],
 																							 SPI_tuptable->tupdesc, 1,
 																							 &isnull)));
@@ -450,6 +467,7 @@ sweep(bool own_transactions)
 
 	sw.found_size = 1;
 	sw.found = palloc(sizeof(Datum));
+	sw.found_names = palloc(sizeof(char *));
 	sw.installation = pstrdup(fairshare_installation_id());
 	sw.name_part = psprintf("%.*s-", FAIRSHARE_INSTALLATION_NAME_CHARS, sw.installation);
 
@@ -475,11 +493,15 @@ sweep(bool own_transactions)
 	for (int i = 0; i < n_targets; i++)
 		sweep_target(&sw, &targets[i]);
 
-	/* 4. the table holds exactly what this sweep found */
+	/*
+	 * 4. The table holds exactly what this sweep found; after a skipped
+	 * endpoint, what it found besides what earlier sweeps found.
+	 */
 	{
-		Datum		args[1];
+		Datum		args[2];
 
 		args[0] = fairshare_jsonb_array(sw.found, sw.n_found);
+		args[1] = BoolGetDatum(!sw.skipped_target);
 		fairshare_run_statement(&store_found_stmt, args, NULL);
 	}
 
