@@ -48,8 +48,28 @@ fairshare_xact_commit(void)
 	CommitTransactionCommand();
 	if (xact_caller_context != NULL)
 		MemoryContextSwitchTo(xact_caller_context);
+	xact_caller_context = NULL;	/* the caller may delete it afterwards */
 	pgstat_report_stat(false);
 	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/* A hash of text with its digits left out; 0 for NULL. */
+static uint32
+hash_without_digits(const char *text)
+{
+	char	   *kept;
+	size_t		n = 0;
+	uint32		h;
+
+	if (text == NULL)
+		return 0;
+	kept = palloc(strlen(text) + 1);
+	for (const char *p = text; *p; p++)
+		if (*p < '0' || *p > '9')
+			kept[n++] = *p;
+	h = hash_bytes((const unsigned char *) kept, (int) n);
+	pfree(kept);
+	return h;
 }
 
 void
@@ -62,17 +82,16 @@ fairshare_xact_report_and_roll_back(MemoryContext cxt)
 	MemoryContextSwitchTo(cxt);
 
 	/*
-	 * The same ERROR with the same context (an outcome of one job that
-	 * cannot be written, met again at every poll) is logged once a minute;
-	 * the next line says how many were held back.  Its kind is a hash of
-	 * both, which log_throttle.c's fixed-size kinds could not hold.
+	 * The same ERROR in the same place (an outcome that cannot be written,
+	 * met again at every poll) is logged once a minute; the next line says
+	 * how many were held back.  Its kind is a hash of the message and the
+	 * context without their digits: one kind for a trouble that every job
+	 * meets, not one per job id or batch size, which would crowd the other
+	 * kinds out of log_throttle.c's small table.
 	 */
 	edata = CopyErrorData();
-	kind = psprintf("error:%08x:%08x",
-					hash_bytes((const unsigned char *) (edata->message ? edata->message : ""),
-							   edata->message ? strlen(edata->message) : 0),
-					hash_bytes((const unsigned char *) (edata->context ? edata->context : ""),
-							   edata->context ? strlen(edata->context) : 0));
+	kind = psprintf("error:%08x:%08x", hash_without_digits(edata->message),
+					hash_without_digits(edata->context));
 	if (fs_log_due(kind, &held))
 	{
 		EmitErrorReport();
@@ -84,6 +103,7 @@ fairshare_xact_report_and_roll_back(MemoryContext cxt)
 	pfree(kind);
 	FlushErrorState();
 	AbortCurrentTransaction();
+	xact_caller_context = NULL;
 	pgstat_report_stat(false);
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
