@@ -103,6 +103,13 @@ fairshare_xact_report_and_roll_back(MemoryContext cxt)
 	pfree(kind);
 	FlushErrorState();
 	AbortCurrentTransaction();
+
+	/*
+	 * Rolling back leaves TopMemoryContext current: what the caller
+	 * allocates next (the answers of the rest of its wait) must go to its
+	 * own context again, or it is never freed.
+	 */
+	MemoryContextSwitchTo(cxt);
 	xact_caller_context = NULL;
 	pgstat_report_stat(false);
 	pgstat_report_activity(STATE_IDLE, NULL);

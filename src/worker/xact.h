@@ -21,7 +21,9 @@ extern void fairshare_xact_commit(void);
 
 /*
  * In a PG_CATCH: log the ERROR (the same error in the same context at most
- * once a minute), clear it and roll its transaction back.
+ * once a minute), clear it and roll its transaction back.  cxt is the
+ * caller's own context, which outlives the transaction: it is current again
+ * on return.
  */
 extern void fairshare_xact_report_and_roll_back(MemoryContext cxt);
 
