@@ -12,36 +12,6 @@
 --   2BP01 dependent_objects_still_exist  removing something still in use
 --   0A000 feature_not_supported     a request shape fairshare cannot run
 
--- Everything in schema fairshare runs, sooner or later, as the superuser
--- who installed it (the dispatcher, pg_cron's jobs), and fairshare's own
--- search_path names it.  So the schema must not be one that another role
--- created beforehand or may create objects in (a superuser's is fine: a
--- restore may create it as another one).
-DO $schema$
-DECLARE
-	owner_name name;
-	creator name;
-BEGIN
-	SELECT r.rolname INTO owner_name
-	  FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_roles r ON r.oid = n.nspowner
-	 WHERE n.nspname = 'fairshare' AND r.rolname <> current_user AND NOT r.rolsuper;
-	IF FOUND THEN
-		RAISE EXCEPTION 'schema fairshare belongs to role %, not to %, who is installing fairshare', owner_name, current_user
-			USING ERRCODE = 'insufficient_privilege',
-				  HINT = 'Drop the schema, or give it to the installing role (ALTER SCHEMA fairshare OWNER TO ...), and try again.';
-	END IF;
-	SELECT a.grantee::pg_catalog.regrole::pg_catalog.name INTO creator
-	  FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
-	 WHERE n.nspname = 'fairshare' AND a.privilege_type = 'CREATE' AND a.grantee <> n.nspowner
-	 LIMIT 1;
-	IF FOUND THEN
-		RAISE EXCEPTION 'role % may create objects in schema fairshare', coalesce(creator, 'PUBLIC')
-			USING ERRCODE = 'insufficient_privilege',
-				  HINT = 'REVOKE CREATE ON SCHEMA fairshare FROM it, and try again.';
-	END IF;
-END
-$schema$;
-
 CREATE TYPE fairshare.job_status AS ENUM
 	('SUBMITTED', 'PENDING', 'RUNNABLE', 'SCHEDULED', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED');
 
@@ -143,17 +113,28 @@ RETURNS text
 AS 'MODULE_PATHNAME', 'fairshare_endpoint_problem'
 LANGUAGE C STABLE;
 
+-- Take, for the transaction, one of the locks fairshare serialises its own
+-- work on ('scheduling pass', 'alert evaluation'; src/locks.c).  They are
+-- in a lock space SQL's pg_advisory_lock() cannot name, so no other
+-- session can hold a pass or alerting back by taking them.
+CREATE FUNCTION fairshare._lock(what text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'fairshare_lock_sql'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
+REVOKE ALL ON FUNCTION fairshare._lock(text) FROM PUBLIC;
+
 -- The jobs placed on a service environment, counted once any pass that
 -- may be placing one there has committed: a pass holds the pass lock
--- (schedule.c's advisory lock) until it commits, and the count, taken with
--- a new snapshot once the lock is ours, sees its job.  A pass after this
--- one reads the environments once the caller's transaction has ended.
+-- until it commits, and the count, taken with a new snapshot once the
+-- lock is ours, sees its job.  A pass after this one reads the
+-- environments once the caller's transaction has ended.
 CREATE FUNCTION fairshare._jobs_placed_on(environment text)
 RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	n bigint;
 BEGIN
-	PERFORM pg_advisory_xact_lock(26227, 1);
+	PERFORM fairshare._lock('scheduling pass');
 	SELECT count(*) INTO n FROM fairshare.jobs
 	 WHERE service_environment = environment AND status IN ('SCHEDULED', 'STARTING', 'RUNNING');
 	RETURN n;

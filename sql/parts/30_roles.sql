@@ -91,3 +91,6 @@ REVOKE ALL ON FUNCTION fairshare.terminate_job(bigint, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION fairshare.update_job_priority(bigint, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare.terminate_job(bigint, text) TO fairshare_admin, fairshare_submitter;
 GRANT EXECUTE ON FUNCTION fairshare.update_job_priority(bigint, integer) TO fairshare_admin, fairshare_submitter;
+-- An admin's change of an environment's endpoint takes the pass lock
+-- (fairshare._jobs_placed_on), as a pass of schedule() does.
+GRANT EXECUTE ON FUNCTION fairshare._lock(text) TO fairshare_admin;

@@ -1,5 +1,6 @@
 -- 60_worker.sql — what the dispatcher (src/worker/) needs from SQL:
--- wake-on-commit, its state, and the CreateTrainingJob body of an attempt.
+-- wake-on-commit, its state, its lock, and the CreateTrainingJob body of an
+-- attempt.
 
 -- Any transaction that inserts or changes jobs wakes the dispatcher when it
 -- commits (once per transaction; not on rollback).
@@ -43,6 +44,25 @@ RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_te
 $$;
 COMMENT ON FUNCTION fairshare.create_training_job_request(fairshare.jobs) IS
 	'The CreateTrainingJob request the dispatcher sends for the job''s current attempt.';
+
+-- A superuser's session may hold the dispatcher's lock for a while (for
+-- maintenance): no dispatcher acts on the database meanwhile.  A running
+-- dispatcher holds it until it exits, so with wait the call waits for that.
+CREATE FUNCTION fairshare.hold_dispatcher_lock(wait boolean DEFAULT true)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'fairshare_hold_dispatcher_lock'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
+COMMENT ON FUNCTION fairshare.hold_dispatcher_lock(boolean) IS
+	'Takes the dispatcher''s lock for this session (superuser): no dispatcher acts on this database until release_dispatcher_lock() or the session''s end.';
+CREATE FUNCTION fairshare.release_dispatcher_lock()
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'fairshare_release_dispatcher_lock'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
+COMMENT ON FUNCTION fairshare.release_dispatcher_lock() IS
+	'Lets go of the dispatcher''s lock this session took with hold_dispatcher_lock().';
+REVOKE ALL ON FUNCTION fairshare.hold_dispatcher_lock(boolean), fairshare.release_dispatcher_lock() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION fairshare.dispatcher_state() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare.dispatcher_state() TO fairshare_admin, fairshare_viewer;

@@ -9,7 +9,7 @@
 ------------------------------------------------------------------------------
 
 -- SigV4 needs the secret itself to recompute a signature, so the secret is
--- stored as is -- in a table only the catalog's owner (and superusers) can
+-- stored as is -- in a column only the catalog's owner (and superusers) can
 -- read; admins may list the other columns.  A request signed with a key
 -- runs as the key's role.
 CREATE TABLE fairshare.api_keys (
@@ -25,6 +25,12 @@ COMMENT ON TABLE fairshare.api_keys IS
 	'secret_access_key is readable by the catalog owner only.';
 REVOKE ALL ON fairshare.api_keys FROM PUBLIC;
 GRANT SELECT (access_key_id, role, created_at, disabled_at) ON fairshare.api_keys TO fairshare_admin;
+-- pg_read_all_data (often given to backup and analytics logins) reads
+-- every table as if granted SELECT, and row-level security is what still
+-- applies to it: with no policy of its own it reads no key, and no secret.
+-- The catalog owner (the API server's session) is not subject to it.
+ALTER TABLE fairshare.api_keys ENABLE ROW LEVEL SECURITY;
+CREATE POLICY admin_list ON fairshare.api_keys FOR SELECT TO fairshare_admin USING (true);
 SELECT pg_catalog.pg_extension_config_dump('fairshare.api_keys'::regclass, '');
 
 -- A new key for a role; the secret is shown this once.  The role must be

@@ -370,7 +370,7 @@ DECLARE
 	a fairshare.alert_events;
 BEGIN
 	-- One evaluation at a time: pg_cron's and one made by hand may overlap.
-	PERFORM pg_advisory_xact_lock(hashtext('fairshare.evaluate_alerts'));
+	PERFORM fairshare._lock('alert evaluation');
 
 	SELECT coalesce(array_agg(c), '{}') INTO cands FROM fairshare._alert_candidates() c;
 

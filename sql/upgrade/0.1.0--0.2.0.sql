@@ -18,8 +18,9 @@
 -- (docs/upgrading.md, 'It is online': setting jobs.submitter_oid writes
 -- every job row, so the time grows with fairshare.jobs).
 --
--- Not repeated here: the check that the schema belongs to the installing
--- role (sql/parts/10_catalog.sql), which guards a new installation.
+-- The check that the schema belongs to the installing role and that no
+-- other role may create objects in it (sql/parts/05_schema.sql) runs
+-- before this file, as it does before a new installation.
 
 \echo Use "ALTER EXTENSION fairshare UPDATE TO '0.2.0'" to load this file. \quit
 
@@ -143,17 +144,29 @@ RETURNS text
 AS 'MODULE_PATHNAME', 'fairshare_endpoint_problem'
 LANGUAGE C STABLE;
 
+-- Take, for the transaction, one of the locks fairshare serialises its own
+-- work on ('scheduling pass', 'alert evaluation'; src/locks.c).  They are
+-- in a lock space SQL's pg_advisory_lock() cannot name, so no other
+-- session can hold a pass or alerting back by taking them.
+CREATE FUNCTION fairshare._lock(what text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'fairshare_lock_sql'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
+REVOKE ALL ON FUNCTION fairshare._lock(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairshare._lock(text) TO fairshare_admin;
+
 -- The jobs placed on a service environment, counted once any pass that
 -- may be placing one there has committed: a pass holds the pass lock
--- (schedule.c's advisory lock) until it commits, and the count, taken with
--- a new snapshot once the lock is ours, sees its job.  A pass after this
--- one reads the environments once the caller's transaction has ended.
+-- until it commits, and the count, taken with a new snapshot once the
+-- lock is ours, sees its job.  A pass after this one reads the
+-- environments once the caller's transaction has ended.
 CREATE FUNCTION fairshare._jobs_placed_on(environment text)
 RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	n bigint;
 BEGIN
-	PERFORM pg_advisory_xact_lock(26227, 1);
+	PERFORM fairshare._lock('scheduling pass');
 	SELECT count(*) INTO n FROM fairshare.jobs
 	 WHERE service_environment = environment AND status IN ('SCHEDULED', 'STARTING', 'RUNNING');
 	RETURN n;
@@ -733,6 +746,26 @@ RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_te
 					   jsonb_build_object('Key', 'fairshare:job-id', 'Value', job.job_id::text),
 					   jsonb_build_object('Key', 'fairshare:job-queue', 'Value', job.job_queue)))
 $$;
+
+------------------------------------------------------------------------------
+-- 60_worker.sql: a superuser may hold the dispatcher's lock
+------------------------------------------------------------------------------
+
+CREATE FUNCTION fairshare.hold_dispatcher_lock(wait boolean DEFAULT true)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'fairshare_hold_dispatcher_lock'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
+COMMENT ON FUNCTION fairshare.hold_dispatcher_lock(boolean) IS
+	'Takes the dispatcher''s lock for this session (superuser): no dispatcher acts on this database until release_dispatcher_lock() or the session''s end.';
+CREATE FUNCTION fairshare.release_dispatcher_lock()
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'fairshare_release_dispatcher_lock'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
+COMMENT ON FUNCTION fairshare.release_dispatcher_lock() IS
+	'Lets go of the dispatcher''s lock this session took with hold_dispatcher_lock().';
+REVOKE ALL ON FUNCTION fairshare.hold_dispatcher_lock(boolean), fairshare.release_dispatcher_lock() FROM PUBLIC;
 
 ------------------------------------------------------------------------------
 -- 70_views.sql: the views dropped above, casting the numeric limits

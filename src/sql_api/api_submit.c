@@ -19,9 +19,10 @@
  * a message are written as jsonb writes them; the text functions whose
  * result depends on the collation or the encoding (upper, ORDER BY,
  * hashtextextended, convert_to) are PostgreSQL's own, called with the
- * collation the SQL would use.  The advisory lock key and the request hash
- * are computed exactly as the SQL computes them, so that two servers of
- * different versions during an upgrade agree on clientToken idempotency.
+ * collation the SQL would use.  Two tries of one role's clientToken are
+ * ordered by a lock only fairshare can take (locks.c); the request hash is
+ * computed as it was when the SQL did it, so that a try after an upgrade
+ * agrees with a stored one on clientToken idempotency.
  *
  * Its SQL runs through kept statements (statement.h) as the caller; the
  * function's SET search_path pins pg_catalog, fairshare, pg_temp for them.
@@ -38,11 +39,12 @@
 #include "utils/varlena.h"
 
 #include "datums.h"
+#include "locks.h"
 #include "statement.h"
 
 PG_FUNCTION_INFO_V1(fairshare_api_submit_service_job);
 
-/* The seed of the clientToken lock's key: the same as 90_api.sql's. */
+/* The seed of the hash that keys the clientToken lock (locks.c). */
 #define CLIENT_TOKEN_LOCK_SEED	26227
 
 /* The members each object of the request may have, in the hints' order. */
@@ -74,7 +76,7 @@ static FairshareStatement quota_share_key_stmt = {
 
 /*
  * The job an earlier try with this clientToken made, as the caller sees it.
- * Not read_only: run after the advisory lock, it must take a new snapshot
+ * Not read_only: run after the clientToken lock, it must take a new snapshot
  * to see the row a racing try committed while this one waited.
  */
 static FairshareStatement earlier_try_stmt = {
@@ -603,7 +605,7 @@ fairshare_api_submit_service_job(PG_FUNCTION_ARGS)
 		key = DirectFunctionCall2Coll(hashtextextended, DEFAULT_COLLATION_OID,
 									  CStringGetTextDatum(psprintf("%u/%s", me, token)),
 									  Int64GetDatum(CLIENT_TOKEN_LOCK_SEED));
-		(void) DirectFunctionCall1(pg_advisory_xact_lock_int8, key);
+		fairshare_lock_client_token(DatumGetUInt64(key));
 		args[0] = ObjectIdGetDatum(me);
 		args[1] = CStringGetTextDatum(token);
 		if (fairshare_run_statement(&earlier_try_stmt, args, NULL) == 1)

@@ -14,7 +14,7 @@
  *	 NOMINATE / DROP	capacity held for a job, or no longer
  *	 MISCONFIGURED		the job stays RUNNABLE with a MISCONFIGURATION reason
  * and the fair shares' decayed usage.  A dry run does all of it but the
- * writes.  Passes are serialised by a transaction advisory lock, so the
+ * writes.  Passes are serialised by a transaction lock (locks.c), so the
  * dispatcher and a person running schedule() by hand never decide on the
  * same capacity twice.
  *
@@ -28,6 +28,7 @@
 #include "pg_prelude.h"
 
 #include "datums.h"
+#include "locks.h"
 #include "progress.h"
 #include "statement.h"
 #include "sql_api/pass_input.h"
@@ -47,22 +48,6 @@ PG_FUNCTION_INFO_V1(fairshare_schedule);
  */
 #define MAX_STALE_RETRIES	3
 
-/*
- * Serialises scheduling passes: an advisory lock key pair nobody else uses.
- * fairshare._jobs_placed_on() (10_catalog.sql) takes it too, to count a
- * service environment's placed jobs after any pass placing one commits.
- */
-#define PASS_LOCK_KEY1	26227	/* "fs" */
-#define PASS_LOCK_KEY2	1
-
-static FairshareStatement lock_pass_stmt = {
-	.what = "take the pass lock",
-	.sql = "SELECT pg_advisory_xact_lock(" CppAsString2(PASS_LOCK_KEY1) ", " CppAsString2(PASS_LOCK_KEY2) ")",
-};
-static FairshareStatement try_lock_pass_stmt = {
-	.what = "try the pass lock",
-	.sql = "SELECT pg_try_advisory_xact_lock(" CppAsString2(PASS_LOCK_KEY1) ", " CppAsString2(PASS_LOCK_KEY2) ")",
-};
 static FairshareStatement prepare_pass_stmt = {
 	.what = "move new jobs into their queues",
 	.sql = "SELECT fairshare._prepare_pass($1)",
@@ -81,18 +66,14 @@ pass_begin(const FairsharePassOptions *options, bool *lock_missed)
 	Datum		values[1] = {Int32GetDatum(options->decision_limit)};
 	bool		isnull;
 
-	*lock_missed = false;
-	if (options->lock_nowait)
-	{
-		if (fairshare_run_statement(&try_lock_pass_stmt, NULL, NULL) != 1 ||
-			!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
-		{
-			*lock_missed = true;
-			return false;
-		}
-	}
-	else
-		fairshare_run_statement(&lock_pass_stmt, NULL, NULL);
+	/*
+	 * Passes are serialised by the pass lock (locks.c), which
+	 * fairshare._jobs_placed_on() (10_catalog.sql) takes too, to count a
+	 * service environment's placed jobs after any pass placing one commits.
+	 */
+	*lock_missed = !fairshare_lock(FS_LOCK_SCHEDULING_PASS, false, !options->lock_nowait);
+	if (*lock_missed)
+		return false;
 	if (fairshare_run_statement(&prepare_pass_stmt, values, options->decision_limit > 0 ? NULL : "n") != 1)
 		elog(ERROR, "fairshare._prepare_pass() returned %llu rows", (unsigned long long) SPI_processed);
 	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));

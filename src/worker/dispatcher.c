@@ -23,7 +23,7 @@
  * It exits non-zero on SIGTERM (so the postmaster restarts it after a
  * crash, and DROP DATABASE ... WITH (FORCE) can remove it), reloads its
  * settings on SIGHUP (restarting itself if fairshare.database changed),
- * idles while the server is a standby, and holds a session advisory lock
+ * idles while the server is a standby, and holds a session lock (locks.c)
  * so that no second dispatcher can act on the same database.
  *
  *-------------------------------------------------------------------------
@@ -39,6 +39,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/snapmgr.h"
 
+#include "locks.h"
 #include "settings.h"
 #include "statement.h"
 #include "tables/catalog_version.h"
@@ -52,10 +53,6 @@
 #include "worker_session.h"
 
 PGDLLEXPORT void fairshare_dispatcher_main(Datum main_arg);
-
-/* The session advisory lock a dispatcher holds on its database. */
-#define DISPATCHER_LOCK_KEY1	26227
-#define DISPATCHER_LOCK_KEY2	2
 
 /* How long to wait before retrying after a turn failed. */
 #define ERROR_BACKOFF_MS	1000
@@ -96,26 +93,17 @@ extension_installed(char **version)
 }
 
 /*
- * Take the dispatcher's session advisory lock, so that no other process
+ * Take the dispatcher's session lock (locks.c), so that no other process
  * dispatches for this database at the same time.  Held until we exit.
  */
 static bool
 take_dispatcher_lock(void)
 {
-	static FairshareStatement lock_stmt = {
-		.what = "take the dispatcher lock",
-		.sql = "SELECT pg_try_advisory_lock(" CppAsString2(DISPATCHER_LOCK_KEY1) ", "
-			CppAsString2(DISPATCHER_LOCK_KEY2) ")",
-		.max_rows = 1,
-	};
 	bool		got;
-	bool		isnull;
 
-	fairshare_xact_begin("fairshare dispatcher: taking the dispatcher lock");
-	if (fairshare_run_statement(&lock_stmt, NULL, NULL) != 1)
-		elog(ERROR, "could not take the dispatcher lock");
-	got = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	fairshare_xact_commit();
+	StartTransactionCommand();
+	got = fairshare_lock(FS_LOCK_DISPATCHER, true, false);
+	CommitTransactionCommand();
 	return got;
 }
 
@@ -324,8 +312,8 @@ fairshare_dispatcher_main(Datum main_arg)
 					ereport(LOG,
 							(errmsg("fairshare dispatcher: another session holds the dispatcher lock on database \"%s\"; waiting",
 									fairshare_database),
-							 errhint("Find it with: SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = %d AND objid = %d.",
-									 DISPATCHER_LOCK_KEY1, DISPATCHER_LOCK_KEY2)));
+							 errhint("Find it with: SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = %d AND objid = %d AND objsubid = %d.",
+									 FAIRSHARE_LOCK_SPACE, FS_LOCK_DISPATCHER, FAIRSHARE_LOCK_SPACE)));
 				lock_wait_logged = true;
 				wait_ms = fairshare_poll_interval_ms;
 			}

@@ -3,7 +3,8 @@
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS fairshare CASCADE;
 CREATE EXTENSION fairshare;
-DROP ROLE IF EXISTS regress_sec_admin, regress_sec_carol, regress_sec_carol_old, regress_sec_carol_gone;
+DROP ROLE IF EXISTS regress_sec_admin, regress_sec_carol, regress_sec_carol_old, regress_sec_carol_gone,
+	regress_sec_reader;
 RESET client_min_messages;
 \set SHOW_CONTEXT never
 CREATE ROLE regress_sec_admin LOGIN IN ROLE fairshare_admin;
@@ -146,6 +147,40 @@ SELECT public.regress_try('DROP SCHEMA fairshare CASCADE');
 SELECT count(*) > 0 AS extension_still_there FROM pg_extension WHERE extname = 'fairshare';
 RESET fairshare.drop_with_placed_jobs;
 
+-- API keys' secrets: pg_read_all_data, often given to backup and
+-- analytics logins, reads every table as if granted SELECT, but row-level
+-- security applies to it: it sees no key, and so no secret.  An admin
+-- lists the keys, without their secrets.
+CREATE ROLE regress_sec_reader LOGIN IN ROLE pg_read_all_data;
+SELECT count(*) AS keys_made FROM fairshare.create_api_key('regress_sec_carol');
+SET ROLE regress_sec_reader;
+SELECT count(*) AS keys_the_reader_sees, count(secret_access_key) AS secrets_it_reads FROM fairshare.api_keys;
+RESET ROLE;
+SET ROLE regress_sec_admin;
+SELECT count(*) AS keys_the_admin_lists FROM (SELECT access_key_id, role, created_at FROM fairshare.api_keys) k;
+SELECT public.regress_try('SELECT secret_access_key FROM fairshare.api_keys');
+RESET ROLE;
+
+-- fairshare's locks (src/locks.c) are taken by fairshare alone: a
+-- submitter may not call what takes them (that no login can take them with
+-- pg_advisory_lock() is test/isolation's lock_squat); an admin takes the
+-- pass lock (an environment's endpoint change does); only a superuser
+-- holds the dispatcher's.
+SET ROLE regress_sec_carol;
+SELECT public.regress_try('SELECT fairshare._lock(''scheduling pass'')');
+SELECT public.regress_try('SELECT fairshare.hold_dispatcher_lock(false)');
+RESET ROLE;
+SET ROLE regress_sec_admin;
+SELECT public.regress_try('SELECT fairshare._lock(''scheduling pass'')');
+SELECT public.regress_try('SELECT fairshare._lock(''vacuum'')');
+SELECT public.regress_try('SELECT fairshare.hold_dispatcher_lock(false)');
+RESET ROLE;
+SELECT fairshare.hold_dispatcher_lock(false) AS held;
+SELECT classid, objid, objsubid, mode FROM pg_locks
+ WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted;
+SELECT fairshare.release_dispatcher_lock() AS released;
+SELECT count(*) AS locks_left FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+
 -- Settings refuse values that would hurt: the check runs at ALTER SYSTEM
 -- (which writes nothing when it fails).
 \set VERBOSITY terse
@@ -161,4 +196,4 @@ ALTER SYSTEM SET fairshare.create_retry_limit = 0;
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
 DROP TABLE public.sec_req;
-DROP ROLE regress_sec_admin, regress_sec_carol, regress_sec_carol_gone;
+DROP ROLE regress_sec_admin, regress_sec_carol, regress_sec_carol_gone, regress_sec_reader;
