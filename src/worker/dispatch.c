@@ -329,13 +329,13 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 			else if (t->exists || t->suspect)
 				dispatch_send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, dispatch_name_request(t->name));
 			else
-				dispatch_cancel_unsent(d, t);
+				dispatch_cancel_unsent_guarded(d, t);
 		}
 		else if (!t->exists)
 		{
 			if (t->suspect)
 				dispatch_send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, dispatch_name_request(t->name));
-			else if (dispatch_create_given_up(d, t, now))
+			else if (dispatch_create_given_up_guarded(d, t, now))
 				continue;
 			else
 				want_create[n_create++] = t;

@@ -117,6 +117,8 @@ extern bool dispatch_create_given_up(FairshareDispatch *d, AttemptTrack *t, Time
 extern Jsonb *dispatch_made_up_response(const char *name, const char *status, const char *failure);
 extern void dispatch_handle_result_guarded(FairshareDispatch *d, const FsSmResult *r);
 extern void dispatch_flush_outcomes_guarded(FairshareDispatch *d);
+extern void dispatch_cancel_unsent_guarded(FairshareDispatch *d, AttemptTrack *t);
+extern bool dispatch_create_given_up_guarded(FairshareDispatch *d, AttemptTrack *t, TimestampTz now);
 
 /* job_writes.c */
 extern OutcomeWrite dispatch_apply_status(int64 job_id, Jsonb *response);

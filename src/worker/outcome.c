@@ -497,6 +497,65 @@ dispatch_handle_result_guarded(FairshareDispatch *d, const FsSmResult *r)
 		forget_outcome(d, (int64) r->tag, true);
 }
 
+/*
+ * The turn's own writes -- the stop of an attempt never sent, a create
+ * given up -- contained as answers are: a trigger of yours that refuses
+ * one must not end the turn, dropping the creates it gathered and every
+ * attempt after this one.  The attempt is looked up again a poll interval
+ * later.
+ */
+typedef struct TurnWrite
+{
+	AttemptTrack *track;
+	const char *why;			/* for the error's context */
+	TimestampTz now;
+	bool		given_up;
+} TurnWrite;
+
+static void
+turn_write_error_context(void *arg)
+{
+	const TurnWrite *w = (const TurnWrite *) arg;
+
+	errcontext("ending attempt %s of job %lld, which %s", w->track->name, (long long) w->track->job_id,
+			   w->why);
+}
+
+static void
+cancel_unsent_work(FairshareDispatch *d, void *arg)
+{
+	dispatch_cancel_unsent(d, ((TurnWrite *) arg)->track);
+}
+
+static void
+create_given_up_work(FairshareDispatch *d, void *arg)
+{
+	TurnWrite  *w = (TurnWrite *) arg;
+
+	w->given_up = dispatch_create_given_up(d, w->track, w->now);
+}
+
+void
+dispatch_cancel_unsent_guarded(FairshareDispatch *d, AttemptTrack *t)
+{
+	TurnWrite	w = {.track = t, .why = "was never sent and is to stop"};
+
+	if (!run_contained(d, cancel_unsent_work, turn_write_error_context, &w))
+		forget_outcome(d, t->job_id, false);
+}
+
+/* Whether the attempt was given up (or its write failed): not to be created now. */
+bool
+dispatch_create_given_up_guarded(FairshareDispatch *d, AttemptTrack *t, TimestampTz now)
+{
+	TurnWrite	w = {.track = t, .why = "could not be created", .now = now};
+
+	if (run_contained(d, create_given_up_work, turn_write_error_context, &w))
+		return w.given_up;
+	forget_outcome(d, t->job_id, false);
+	return true;
+}
+
 /* One DescribeTrainingJob answer to apply on its own. */
 typedef struct StatusToApply
 {
