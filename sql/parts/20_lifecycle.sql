@@ -38,11 +38,13 @@ BEGIN
 					format('invalid evaluate_on_exit rule %s', rule),
 					'Each rule is {"action": "RETRY" or "EXIT", "on_status_reason": "<text, may end in *>"}.');
 			END IF;
+			-- As AWS Batch's: any printable characters; only a last * is a
+			-- wildcard (exit_action() matches any other * as itself).
 			IF length(rule ->> 'on_status_reason') NOT BETWEEN 1 AND 512
-			   OR strpos(left(rule ->> 'on_status_reason', -1), '*') > 0 THEN
+			   OR rule ->> 'on_status_reason' ~ '[[:cntrl:]]' THEN
 				PERFORM fairshare._reject('22023',
 					format('invalid on_status_reason %s in evaluate_on_exit', rule -> 'on_status_reason'),
-					'It is 1 to 512 characters and may contain * only as its last character.');
+					'It is 1 to 512 printable characters; a * at its end matches any rest.');
 			END IF;
 		END LOOP;
 	END IF;

@@ -22,7 +22,8 @@ COMMENT ON FUNCTION fairshare.dispatcher_state() IS
 
 -- The CreateTrainingJob body for a job's current attempt: the submitted
 -- request with the attempt's name, the placement's instance type and count,
--- and the job's tags (plus fairshare's own) as SageMaker Tags.  SageMaker
+-- and as SageMaker Tags the request's, the job's tags (which win on a key
+-- both have: SageMaker refuses a key twice) and fairshare's own.  SageMaker
 -- requires a StoppingCondition; a request without one gets SageMaker's
 -- default limit, a day, which is also the time limit the scheduler assumed.
 CREATE FUNCTION fairshare.create_training_job_request(job fairshare.jobs)
@@ -34,7 +35,9 @@ RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_te
 		'ResourceConfig', coalesce(job.request -> 'ResourceConfig', '{}')
 						  || jsonb_build_object('InstanceType', job.instance_type,
 												'InstanceCount', job.instance_count),
-		'Tags', coalesce(job.request -> 'Tags', '[]')
+		'Tags', coalesce((SELECT jsonb_agg(t.tag ORDER BY t.n)
+							FROM jsonb_array_elements(job.request -> 'Tags') WITH ORDINALITY t (tag, n)
+						   WHERE job.tags IS NULL OR NOT job.tags ? (t.tag ->> 'Key')), '[]')
 				|| coalesce((SELECT jsonb_agg(jsonb_build_object('Key', key, 'Value', value) ORDER BY key)
 							   FROM jsonb_each_text(job.tags)), '[]')
 				|| jsonb_build_array(

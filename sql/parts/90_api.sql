@@ -518,7 +518,9 @@ BEGIN
 		EXCEPTION WHEN OTHERS THEN
 			decoded := NULL;
 		END;
-		IF decoded IS NULL OR array_length(decoded, 1) <> 4 OR decoded[1] <> 'fsj1' OR decoded[4] <> digest THEN
+		-- IS DISTINCT FROM: an empty token decodes to no parts at all.
+		IF decoded IS NULL OR array_length(decoded, 1) IS DISTINCT FROM 4 OR decoded[1] IS DISTINCT FROM 'fsj1'
+		   OR decoded[4] IS DISTINCT FROM digest THEN
 			PERFORM fairshare._reject('22023', 'invalid nextToken',
 				'Pass back the nextToken of the previous answer, with the same jobQueue, jobStatus and filters.');
 		END IF;

@@ -321,11 +321,13 @@ BEGIN
 					format('invalid evaluate_on_exit rule %s', rule),
 					'Each rule is {"action": "RETRY" or "EXIT", "on_status_reason": "<text, may end in *>"}.');
 			END IF;
+			-- As AWS Batch's: any printable characters; only a last * is a
+			-- wildcard (exit_action() matches any other * as itself).
 			IF length(rule ->> 'on_status_reason') NOT BETWEEN 1 AND 512
-			   OR strpos(left(rule ->> 'on_status_reason', -1), '*') > 0 THEN
+			   OR rule ->> 'on_status_reason' ~ '[[:cntrl:]]' THEN
 				PERFORM fairshare._reject('22023',
 					format('invalid on_status_reason %s in evaluate_on_exit', rule -> 'on_status_reason'),
-					'It is 1 to 512 characters and may contain * only as its last character.');
+					'It is 1 to 512 printable characters; a * at its end matches any rest.');
 			END IF;
 		END LOOP;
 	END IF;
@@ -738,7 +740,9 @@ RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_te
 		'ResourceConfig', coalesce(job.request -> 'ResourceConfig', '{}')
 						  || jsonb_build_object('InstanceType', job.instance_type,
 												'InstanceCount', job.instance_count),
-		'Tags', coalesce(job.request -> 'Tags', '[]')
+		'Tags', coalesce((SELECT jsonb_agg(t.tag ORDER BY t.n)
+							FROM jsonb_array_elements(job.request -> 'Tags') WITH ORDINALITY t (tag, n)
+						   WHERE job.tags IS NULL OR NOT job.tags ? (t.tag ->> 'Key')), '[]')
 				|| coalesce((SELECT jsonb_agg(jsonb_build_object('Key', key, 'Value', value) ORDER BY key)
 							   FROM jsonb_each_text(job.tags)), '[]')
 				|| jsonb_build_array(

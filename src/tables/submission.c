@@ -343,6 +343,54 @@ check_request_tags(Jsonb *request)
 }
 
 /*
+ * SageMaker allows a training job 50 tags, and the one the dispatcher
+ * creates has the request's Tags, the job's tags (which win on a key both
+ * have) and three of fairshare's own (create_training_job_request(): the
+ * installation, the job id, the queue).  More is refused here, saying what
+ * to change, rather than by SageMaker at the first attempt, which would
+ * fail the job.  Run after both are known to be well formed.
+ */
+#define SAGEMAKER_MAX_TAGS		50
+#define FAIRSHARE_OWN_TAGS		3
+
+static void
+check_tag_count(const Submission *s)
+{
+	Jsonb	   *request = DatumGetJsonbP(s->values[COL_REQUEST]);
+	Jsonb	   *job_tags = s->isnull[COL_TAGS] ? NULL : DatumGetJsonbP(s->values[COL_TAGS]);
+	JsonbValue *request_tags = object_field(&request->root, "Tags");
+	int			n = 0;
+
+	if (job_tags != NULL && JB_ROOT_IS_OBJECT(job_tags))
+		n = JB_ROOT_COUNT(job_tags);
+	if (request_tags != NULL && request_tags->type == jbvBinary)
+	{
+		JsonbIterator *it = JsonbIteratorInit(request_tags->val.binary.data);
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			JsonbValue *key;
+
+			if (tok != WJB_ELEM || !is_object(&v) ||
+				(key = object_field(v.val.binary.data, "Key")) == NULL || key->type != jbvString)
+				continue;
+			if (job_tags == NULL || !JB_ROOT_IS_OBJECT(job_tags) ||
+				findJsonbValueFromContainer(&job_tags->root, JB_FOBJECT, key) == NULL)
+				n++;
+		}
+	}
+	if (n + FAIRSHARE_OWN_TAGS > SAGEMAKER_MAX_TAGS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the job's tags and its request's Tags have %d keys; a job may have at most %d",
+						n, SAGEMAKER_MAX_TAGS - FAIRSHARE_OWN_TAGS),
+				 errhint("SageMaker allows a training job %d tags, and fairshare adds %d of its own to each.",
+						 SAGEMAKER_MAX_TAGS, FAIRSHARE_OWN_TAGS)));
+}
+
+/*
  * Check the request and return its ResourceConfig's InstanceCount (0 when
  * absent) and InstanceType (NULL when absent).
  */
@@ -608,6 +656,7 @@ fairshare_validate_job_submission(PG_FUNCTION_ARGS)
 	check_int_range(&s, COL_ATTEMPT_DURATION_SECONDS, 1, INT_MAX, true,
 					"attempt_duration_seconds is at least 1, or NULL for no timeout.");
 	check_job_options(&s);
+	check_tag_count(&s);
 
 	/* ownership keeps to the role, not to whoever has its name later */
 	fairshare_job_row_set(&s, COL_SUBMITTER_OID, ObjectIdGetDatum(GetUserId()), false);

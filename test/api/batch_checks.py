@@ -240,6 +240,8 @@ def group_jobs():
     check("boto3's paginator walks the same list", list(reversed(ids)), paged)
     e = error_of(alice.list_service_jobs, jobQueue="fifo_q", jobStatus="RUNNABLE", nextToken="bm90IGEgdG9rZW4=")
     check("a forged nextToken is a ClientException", ("ClientException", 400), e[:2] if e else None)
+    e = error_of(alice.list_service_jobs, jobQueue="fifo_q", jobStatus="RUNNABLE", nextToken="")
+    check("an empty nextToken is a ClientException, not an empty page", ("ClientException", 400), e[:2] if e else None)
     tok = alice.list_service_jobs(jobQueue="fifo_q", jobStatus="RUNNABLE", maxResults=3)["nextToken"]
     e = error_of(alice.list_service_jobs, jobQueue="fifo_q", jobStatus="FAILED", nextToken=tok)
     check("a nextToken of another query is a ClientException", ("ClientException", 400), e[:2] if e else None)

@@ -92,6 +92,9 @@ SELECT * FROM pg_temp.show(:e2);
 SELECT fairshare.exit_action('[{"action": "EXIT", "on_status_reason": "Exact reason"}]', 'Exact reason') AS exact,
 	   fairshare.exit_action('[{"action": "EXIT", "on_status_reason": "Exact reason"}]', 'Exact reason!') AS not_exact,
 	   fairshare.exit_action(NULL, 'anything') AS no_rules;
+-- Only a last * is a wildcard: one inside matches itself.
+SELECT fairshare.exit_action('[{"action": "EXIT", "on_status_reason": "*Capacity*"}]', '*Capacity: none') AS literal_star,
+	   fairshare.exit_action('[{"action": "EXIT", "on_status_reason": "*Capacity*"}]', 'No Capacity: none') AS not_a_wildcard;
 
 -- A capacity failure spends no attempt: the pair backs off and the job is
 -- RUNNABLE again, to land on its next (environment, type).
@@ -227,6 +230,15 @@ SELECT r ->> 'TrainingJobName' = fairshare.training_job_name(:bd, 1) AS named, r
 SELECT fairshare.create_training_job_request(jsonb_populate_record(j, jsonb_build_object('request',
 		   j.request || '{"StoppingCondition": {"MaxRuntimeInSeconds": 7200}}'))) -> 'StoppingCondition' AS own_stopping
   FROM fairshare.jobs j WHERE job_id = :bd;
+-- A key in both the request's Tags and the job's tags is sent once, with
+-- the job's value: SageMaker refuses a key twice.
+SELECT jsonb_agg(t ORDER BY n) FILTER (WHERE t ->> 'Key' NOT LIKE 'fairshare:%') AS tags_sent,
+	   count(*) FILTER (WHERE t ->> 'Key' LIKE 'fairshare:%') AS fairshares_own
+  FROM fairshare.jobs j,
+	   jsonb_array_elements(fairshare.create_training_job_request(jsonb_populate_record(j, jsonb_build_object(
+		   'request', j.request || '{"Tags": [{"Key": "team", "Value": "request"}, {"Key": "env", "Value": "dev"}]}',
+		   'tags', '{"team": "job"}'::jsonb))) -> 'Tags') WITH ORDINALITY x (t, n)
+ WHERE job_id = :bd;
 
 -- A preemption of an attempt that never reached SageMaker (what the
 -- dispatcher calls _cancel_unsent for) costs nothing: back to RUNNABLE,
