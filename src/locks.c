@@ -103,14 +103,23 @@ fairshare_lock_sql(PG_FUNCTION_ARGS)
  * for this session.  While it holds it, no dispatcher acts on the database
  * (one that starts waits, and says so once in the log); a running
  * dispatcher holds it until it exits, so with wait this waits for that.
- * Returns whether the session holds it.
+ * Returns whether the session holds it.  Like any session lock of the
+ * advisory method, pg_advisory_unlock_all() and DISCARD ALL let go of it
+ * too.
  */
 Datum
 fairshare_hold_dispatcher_lock(PG_FUNCTION_ARGS)
 {
 	bool		wait = PG_ARGISNULL(0) ? true : PG_GETARG_BOOL(0);
+	LOCKTAG		tag;
+	LockAcquireResult got;
 
-	PG_RETURN_BOOL(fairshare_lock(FS_LOCK_DISPATCHER, true, wait));
+	set_tag(&tag, FS_LOCK_DISPATCHER);
+	got = LockAcquire(&tag, ExclusiveLock, true, !wait);
+	/* Held once however often it is asked for: one release lets go. */
+	if (got == LOCKACQUIRE_ALREADY_HELD || got == LOCKACQUIRE_ALREADY_CLEAR)
+		LockRelease(&tag, ExclusiveLock, true);
+	PG_RETURN_BOOL(got != LOCKACQUIRE_NOT_AVAIL);
 }
 
 /* fairshare.release_dispatcher_lock(): let a dispatcher have it again. */

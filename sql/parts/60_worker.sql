@@ -35,9 +35,13 @@ RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_te
 		'ResourceConfig', coalesce(job.request -> 'ResourceConfig', '{}')
 						  || jsonb_build_object('InstanceType', job.instance_type,
 												'InstanceCount', job.instance_count),
-		'Tags', coalesce((SELECT jsonb_agg(t.tag ORDER BY t.n)
-							FROM jsonb_array_elements(job.request -> 'Tags') WITH ORDINALITY t (tag, n)
-						   WHERE job.tags IS NULL OR NOT job.tags ? (t.tag ->> 'Key')), '[]')
+		-- (Tags that are not a list, which 0.1.0 took, go as they are:
+		-- SageMaker refuses that one job, not every create of the turn.)
+		'Tags', CASE WHEN jsonb_typeof(job.request -> 'Tags') = 'array'
+					 THEN coalesce((SELECT jsonb_agg(t.tag ORDER BY t.n)
+									  FROM jsonb_array_elements(job.request -> 'Tags') WITH ORDINALITY t (tag, n)
+									 WHERE job.tags IS NULL OR NOT job.tags ? (t.tag ->> 'Key')), '[]')
+					 ELSE coalesce(job.request -> 'Tags', '[]') END
 				|| coalesce((SELECT jsonb_agg(jsonb_build_object('Key', key, 'Value', value) ORDER BY key)
 							   FROM jsonb_each_text(job.tags)), '[]')
 				|| jsonb_build_array(

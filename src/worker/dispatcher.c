@@ -99,11 +99,14 @@ extension_installed(char **version)
 static bool
 take_dispatcher_lock(void)
 {
+	MemoryContext caller = CurrentMemoryContext;
 	bool		got;
 
 	StartTransactionCommand();
 	got = fairshare_lock(FS_LOCK_DISPATCHER, true, false);
 	CommitTransactionCommand();
+	/* Committing leaves TopMemoryContext current; the turn after is the caller's. */
+	MemoryContextSwitchTo(caller);
 	return got;
 }
 

@@ -239,6 +239,12 @@ SELECT jsonb_agg(t ORDER BY n) FILTER (WHERE t ->> 'Key' NOT LIKE 'fairshare:%')
 		   'request', j.request || '{"Tags": [{"Key": "team", "Value": "request"}, {"Key": "env", "Value": "dev"}]}',
 		   'tags', '{"team": "job"}'::jsonb))) -> 'Tags') WITH ORDINALITY x (t, n)
  WHERE job_id = :bd;
+-- Tags that are not a list (0.1.0 took them) go as they are, for SageMaker
+-- to refuse that one job, rather than fail every create of the turn.
+SELECT r -> 'Tags' -> 0 AS sent_as_it_was, jsonb_array_length(r -> 'Tags') AS with_fairshares_own
+  FROM (SELECT fairshare.create_training_job_request(jsonb_populate_record(j, jsonb_build_object('request',
+		   j.request || '{"Tags": {"team": "a"}}'))) r
+		  FROM fairshare.jobs j WHERE job_id = :bd) s;
 
 -- A preemption of an attempt that never reached SageMaker (what the
 -- dispatcher calls _cancel_unsent for) costs nothing: back to RUNNABLE,

@@ -176,6 +176,7 @@ SELECT public.regress_try('SELECT fairshare._lock(''vacuum'')');
 SELECT public.regress_try('SELECT fairshare.hold_dispatcher_lock(false)');
 RESET ROLE;
 SELECT fairshare.hold_dispatcher_lock(false) AS held;
+SELECT fairshare.hold_dispatcher_lock(false) AS held_again;
 SELECT classid, objid, objsubid, mode FROM pg_locks
  WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted;
 SELECT fairshare.release_dispatcher_lock() AS released;
