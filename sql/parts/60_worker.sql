@@ -23,7 +23,11 @@ COMMENT ON FUNCTION fairshare.dispatcher_state() IS
 -- The CreateTrainingJob body for a job's current attempt: the submitted
 -- request with the attempt's name, the placement's instance type and count,
 -- and as SageMaker Tags the request's, the job's tags (which win on a key
--- both have: SageMaker refuses a key twice) and fairshare's own.  SageMaker
+-- both have: SageMaker refuses a key twice) and fairshare's own four: the
+-- installation, the job id, the queue, and when the job was submitted (in
+-- microseconds since 1970, as the dispatcher's work query computes it),
+-- which tells this job from a lost one that had its id (outcome.c,
+-- ours_by_tags).  SageMaker
 -- requires a StoppingCondition; a request without one gets SageMaker's
 -- default limit, a day, which is also the time limit the scheduler assumed.
 CREATE FUNCTION fairshare.create_training_job_request(job fairshare.jobs)
@@ -47,7 +51,9 @@ RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_te
 				|| jsonb_build_array(
 					   jsonb_build_object('Key', 'fairshare:installation', 'Value', fairshare.installation_id()::text),
 					   jsonb_build_object('Key', 'fairshare:job-id', 'Value', job.job_id::text),
-					   jsonb_build_object('Key', 'fairshare:job-queue', 'Value', job.job_queue)))
+					   jsonb_build_object('Key', 'fairshare:job-queue', 'Value', job.job_queue),
+					   jsonb_build_object('Key', 'fairshare:job-submitted',
+										  'Value', ((extract(epoch FROM job.created_at) * 1000000)::bigint)::text)))
 $$;
 COMMENT ON FUNCTION fairshare.create_training_job_request(fairshare.jobs) IS
 	'The CreateTrainingJob request the dispatcher sends for the job''s current attempt.';

@@ -752,7 +752,9 @@ RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_te
 				|| jsonb_build_array(
 					   jsonb_build_object('Key', 'fairshare:installation', 'Value', fairshare.installation_id()::text),
 					   jsonb_build_object('Key', 'fairshare:job-id', 'Value', job.job_id::text),
-					   jsonb_build_object('Key', 'fairshare:job-queue', 'Value', job.job_queue)))
+					   jsonb_build_object('Key', 'fairshare:job-queue', 'Value', job.job_queue),
+					   jsonb_build_object('Key', 'fairshare:job-submitted',
+										  'Value', ((extract(epoch FROM job.created_at) * 1000000)::bigint)::text)))
 $$;
 
 ------------------------------------------------------------------------------

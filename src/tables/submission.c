@@ -345,13 +345,13 @@ check_request_tags(Jsonb *request)
 /*
  * SageMaker allows a training job 50 tags, and the one the dispatcher
  * creates has the request's Tags, the job's tags (which win on a key both
- * have) and three of fairshare's own (create_training_job_request(): the
- * installation, the job id, the queue).  More is refused here, saying what
+ * have) and four of fairshare's own (create_training_job_request(): the
+ * installation, the job id, the queue, the submission time).  More is refused here, saying what
  * to change, rather than by SageMaker at the first attempt, which would
  * fail the job.  Run after both are known to be well formed.
  */
 #define SAGEMAKER_MAX_TAGS		50
-#define FAIRSHARE_OWN_TAGS		3
+#define FAIRSHARE_OWN_TAGS		4
 
 static void
 check_tag_count(const Submission *s)

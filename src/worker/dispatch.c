@@ -189,7 +189,7 @@ static FairshareStatement work_stmt = {
 		"j.stop_kind IS NOT NULL AND j.stop_sent_at IS NULL, e.endpoint_url, "
 		"coalesce(e.region, CASE WHEN j.training_job_arn ~ '^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:' "
 		"THEN split_part(j.training_job_arn, ':', 4) END), "
-		"j.scheduled_at "
+		"j.scheduled_at, (extract(epoch FROM j.created_at) * 1000000)::bigint "
 		"FROM fairshare.jobs j JOIN fairshare.service_environments e ON e.name = j.service_environment "
 		"WHERE j.status IN " FS_PLACED_STATUSES_SQL " ORDER BY j.job_id",
 	.read_only = true,
@@ -210,6 +210,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 	char	  **endpoints;
 	char	  **regions;
 	bool	   *placed_before;
+	int64	   *submitted_us;
 	AttemptTrack **want_create;
 	int			n_create = 0;
 	MemoryContext turn = CurrentMemoryContext;
@@ -256,6 +257,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 		endpoints = palloc(sizeof(char *) * Max(n, 1));
 		regions = palloc(sizeof(char *) * Max(n, 1));
 		placed_before = palloc(sizeof(bool) * Max(n, 1));
+		submitted_us = palloc(sizeof(int64) * Max(n, 1));
 		want_create = palloc(sizeof(AttemptTrack *) * Max(n, 1));
 		for (uint64 i = 0; i < n; i++)
 		{
@@ -270,6 +272,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 			endpoints[i] = SPI_getvalue(row, desc, 5);
 			regions[i] = SPI_getvalue(row, desc, 6);
 			placed_before[i] = DatumGetTimestampTz(SPI_getbinval(row, desc, 7, &isnull)) < d->started_at;
+			submitted_us[i] = DatumGetInt64(SPI_getbinval(row, desc, 8, &isnull));
 		}
 		MemoryContextSwitchTo(spi);
 	}
@@ -304,6 +307,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 			t->next_describe = now;
 		}
 		t->seen = true;
+		t->submitted_us = submitted_us[i];
 		strlcpy(t->endpoint_url, endpoints[i] ? endpoints[i] : "", sizeof(t->endpoint_url));
 		strlcpy(t->region, regions[i] ? regions[i] : "", sizeof(t->region));
 		if (has_arn[i])

@@ -63,6 +63,7 @@ typedef struct AttemptTrack
 	char		last_create_error[256]; /* what the last of those failed with */
 	char		endpoint_url[256];	/* the environment's; "" for the default */
 	char		region[64];		/* the environment's; "" for the default */
+	int64		submitted_us;	/* the job's created_at, as its tag has it */
 } AttemptTrack;
 
 /*

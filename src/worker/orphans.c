@@ -200,8 +200,7 @@ static FairshareStatement unknown_names_stmt = {
 	.sql = "SELECT DISTINCT ON (1) s ->> 'TrainingJobName', s ->> 'TrainingJobArn' "
 		"FROM jsonb_array_elements($1) s "
 		"WHERE s ->> 'TrainingJobName' IS NOT NULL AND s ->> 'TrainingJobArn' IS NOT NULL "
-		"AND NOT EXISTS (SELECT 1 FROM fairshare.jobs j WHERE j.training_job_name = s ->> 'TrainingJobName') "
-		"AND NOT EXISTS (SELECT 1 FROM fairshare.job_attempts a WHERE a.training_job_name = s ->> 'TrainingJobName') "
+		"AND NOT fairshare._training_job_known(s ->> 'TrainingJobName', s ->> 'TrainingJobArn') "
 		"ORDER BY 1",
 	.argtypes = {JSONBOID},
 };

@@ -97,6 +97,20 @@ tag_value(Jsonb *response, const char *key)
 	}
 	return NULL;
 }
+/* A fairshare:job-submitted tag's value (Unix microseconds) as a time, or as is. */
+static char *
+submitted_as_time(const char *unix_us)
+{
+	int64		us;
+	char	   *end;
+
+	errno = 0;
+	us = strtoi64(unix_us, &end, 10);
+	if (errno != 0 || end == unix_us || *end != '\0')
+		return pstrdup(unix_us);
+	return pstrdup(timestamptz_to_str(us - (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY));
+}
+
 /*
  * Is the training job whose ListTags answer this is the attempt t's own?
  * Its fairshare:installation tag must be this installation's and its
@@ -104,6 +118,13 @@ tag_value(Jsonb *response, const char *key)
  * tagged installations (its name has no installation part) has no
  * installation tag; it is adopted on its job id and queue tags.  Otherwise
  * *why says whose it is.
+ *
+ * The fairshare:job-submitted tag (when the job was submitted, in
+ * microseconds) must be t's job's too: after an asynchronous failover
+ * lost the end of the WAL, a job submitted on the new primary can be given
+ * a lost job's id, and so its attempt the lost attempt's name and its
+ * installation and job id tags.  Only the submission time tells them
+ * apart.  Training jobs made before the tag was set have none.
  */
 static bool
 ours_by_tags(const FairshareDispatch *d, const AttemptTrack *t, Jsonb *tags, char **why)
@@ -112,6 +133,8 @@ ours_by_tags(const FairshareDispatch *d, const AttemptTrack *t, Jsonb *tags, cha
 	char	   *job = tag_value(tags, "fairshare:job-id");
 	char	   *own_job = psprintf(INT64_FORMAT, t->job_id);
 	char	   *first = fairshare_training_job_name_for(d->installation_id, t->job_id, 1);
+	char	   *submitted = tag_value(tags, "fairshare:job-submitted");
+	char	   *own_submitted = psprintf(INT64_FORMAT, t->submitted_us);
 	bool		named_with_installation;
 
 	/* named as now, with the installation: all of the first attempt's name but its "1" */
@@ -119,7 +142,16 @@ ours_by_tags(const FairshareDispatch *d, const AttemptTrack *t, Jsonb *tags, cha
 	if (job != NULL && strcmp(job, own_job) == 0 &&
 		(installation != NULL ? strcmp(installation, d->installation_id) == 0 :
 		 !named_with_installation && tag_value(tags, "fairshare:job-queue") != NULL))
-		return true;
+	{
+		if (submitted == NULL || strcmp(submitted, own_submitted) == 0)
+			return true;
+		*why = psprintf("TrainingJobNameConflict: a training job named %s already exists in SageMaker and is not "
+						"this attempt's: it belongs to an earlier job %s of this installation, submitted at %s "
+						"(this one was submitted at %s), whose row this database no longer has (an "
+						"asynchronous failover or a restore lost it); fairshare did not adopt it",
+						t->name, own_job, submitted_as_time(submitted), submitted_as_time(own_submitted));
+		return false;
+	}
 	*why = psprintf("TrainingJobNameConflict: a training job named %s already exists in SageMaker and is not "
 					"this attempt's (its fairshare:installation tag is %s, its fairshare:job-id tag %s; "
 					"this is installation %s, job %s); fairshare did not adopt it",
