@@ -24,30 +24,25 @@ COMMENT ON TABLE fairshare.orphan_sweep IS
 	'job_id_tag the fairshare:job-id tag (the job that created it, on a primary whose WAL was lost), and '
 	'when a sweep first and last found it.';
 
--- Does a job or an attempt know the training job of this name and ARN?
--- One that recorded its ARN does; so does one still placed (or an attempt
--- not ended) without an ARN yet: its create may be in flight.  An attempt
--- that ended without one does not: it never had a training job of its own,
--- and a training job of its name is another's -- one that a lost job made
--- before an asynchronous failover, which refused this attempt as
--- TrainingJobNameConflict (src/worker/outcome.c, ours_by_tags).  As the
--- owner: the view's readers may read no job.
-CREATE FUNCTION fairshare._training_job_known(name text, arn text)
-RETURNS boolean LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, fairshare, pg_temp AS $$
-	SELECT EXISTS (SELECT 1 FROM fairshare.jobs j
-					WHERE j.training_job_name = name
-					  AND (j.training_job_arn = arn
-						   OR j.training_job_arn IS NULL AND j.status IN ('SCHEDULED', 'STARTING', 'RUNNING')))
-		OR EXISTS (SELECT 1 FROM fairshare.job_attempts a
-					WHERE a.training_job_name = name
-					  AND (a.training_job_arn = arn OR a.training_job_arn IS NULL AND a.outcome IS NULL))
-$$;
-
+-- A training job is known to a job or an attempt that recorded its ARN,
+-- and to one still placed (an attempt not ended) without an ARN yet: its
+-- create may be in flight.  Not to one that ended without one: it never
+-- had a training job of its own, and a training job of its name is
+-- another's -- one that a job lost by an asynchronous failover made, which
+-- refused this attempt as TrainingJobNameConflict (src/worker/outcome.c,
+-- ours_by_tags).  The sweep's unknown_names_stmt (src/worker/orphans.c)
+-- applies the same rule; the view reads the tables as its owner.
 CREATE VIEW fairshare.orphaned_training_jobs AS
 SELECT o.training_job_name, o.training_job_arn, o.training_job_status, o.job_id_tag, o.creation_time,
 	   o.first_seen, o.last_seen
   FROM fairshare.orphan_sweep o
- WHERE NOT fairshare._training_job_known(o.training_job_name, o.training_job_arn);
+ WHERE NOT EXISTS (SELECT 1 FROM fairshare.jobs j
+					WHERE j.training_job_name = o.training_job_name
+					  AND (j.training_job_arn = o.training_job_arn
+						   OR j.training_job_arn IS NULL AND j.status IN ('SCHEDULED', 'STARTING', 'RUNNING')))
+   AND NOT EXISTS (SELECT 1 FROM fairshare.job_attempts a
+					WHERE a.training_job_name = o.training_job_name
+					  AND (a.training_job_arn = o.training_job_arn OR a.training_job_arn IS NULL AND a.outcome IS NULL));
 COMMENT ON VIEW fairshare.orphaned_training_jobs IS
 	'Training jobs at SageMaker tagged with this installation that no job knows (found by '
 	'fairshare.sweep_orphaned_training_jobs()): left by a failover that lost the end of the WAL.  '
@@ -68,6 +63,4 @@ COMMENT ON FUNCTION fairshare.sweep_orphaned_training_jobs() IS
 REVOKE ALL ON FUNCTION fairshare.sweep_orphaned_training_jobs() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare.sweep_orphaned_training_jobs() TO fairshare_admin;
 GRANT SELECT ON fairshare.orphaned_training_jobs TO fairshare_viewer, fairshare_admin;
-REVOKE ALL ON FUNCTION fairshare._training_job_known(text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fairshare._training_job_known(text, text) TO fairshare_viewer, fairshare_admin;
 GRANT SELECT ON fairshare.orphan_sweep TO fairshare_admin;

@@ -324,7 +324,7 @@ RETURNS SETOF fairshare.alert_candidate LANGUAGE sql VOLATILE SET search_path = 
 		   format('training job %s (%s) at SageMaker carries this installation''s tag but no job knows it%s; '
 				  'fairshare will not follow or stop it',
 				  o.training_job_name, coalesce(o.training_job_status, 'status unknown'),
-				  coalesce(' (its fairshare:job-id tag says job ' || o.job_id_tag || ', which this database does not have)', '')),
+				  coalesce(' (its fairshare:job-id tag says job ' || o.job_id_tag || ', which this database does not have, or has given to a later job)', '')),
 		   jsonb_build_object('training_job_name', o.training_job_name, 'training_job_arn', o.training_job_arn,
 							  'training_job_status', o.training_job_status, 'job_id_tag', o.job_id_tag,
 							  'first_seen', o.first_seen)

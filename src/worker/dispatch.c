@@ -22,8 +22,9 @@
  *	   know it.  ResourceInUse on a create is still adopted, should it come.
  *	 - A training job this process did not see itself create (ResourceInUse,
  *	   or one a lookup found) is adopted only once ListTags shows it is this
- *	   installation's and this job's (the fairshare:installation and
- *	   fairshare:job-id tags every create carries).  Another installation's
+ *	   installation's and this job's (the fairshare:installation,
+ *	   fairshare:job-id and fairshare:job-submitted tags every create
+ *	   carries).  Another installation's
  *	   job of the same name (a second database, this one dropped and created
  *	   again, a failover that lost the end of the WAL) is never reported as
  *	   ours and never stopped: the attempt fails with a reason that says so.
@@ -189,7 +190,7 @@ static FairshareStatement work_stmt = {
 		"j.stop_kind IS NOT NULL AND j.stop_sent_at IS NULL, e.endpoint_url, "
 		"coalesce(e.region, CASE WHEN j.training_job_arn ~ '^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:' "
 		"THEN split_part(j.training_job_arn, ':', 4) END), "
-		"j.scheduled_at, (extract(epoch FROM j.created_at) * 1000000)::bigint "
+		"j.scheduled_at, j.created_at "
 		"FROM fairshare.jobs j JOIN fairshare.service_environments e ON e.name = j.service_environment "
 		"WHERE j.status IN " FS_PLACED_STATUSES_SQL " ORDER BY j.job_id",
 	.read_only = true,
@@ -272,7 +273,9 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 			endpoints[i] = SPI_getvalue(row, desc, 5);
 			regions[i] = SPI_getvalue(row, desc, 6);
 			placed_before[i] = DatumGetTimestampTz(SPI_getbinval(row, desc, 7, &isnull)) < d->started_at;
-			submitted_us[i] = DatumGetInt64(SPI_getbinval(row, desc, 8, &isnull));
+			/* Unix microseconds, as create_training_job_request() tags it */
+			submitted_us[i] = DatumGetTimestampTz(SPI_getbinval(row, desc, 8, &isnull)) +
+				(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
 		}
 		MemoryContextSwitchTo(spi);
 	}

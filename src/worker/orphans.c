@@ -66,6 +66,7 @@
 #include "settings.h"
 #include "statement.h"
 #include "tables/installation.h"
+#include "tables/job_status.h"
 #include "worker/log_throttle.h"
 #include "worker/orphans.h"
 #include "worker/xact.h"
@@ -195,12 +196,21 @@ static FairshareStatement append_page_stmt = {
 	.argtypes = {JSONBOID, JSONBOID},
 };
 
+/*
+ * Known to a job or an attempt: one that recorded the training job's ARN,
+ * or one still placed without an ARN (its create may be in flight) -- the
+ * rule of the view fairshare.orphaned_training_jobs (75_orphans.sql).
+ */
 static FairshareStatement unknown_names_stmt = {
 	.what = "find the training jobs no job knows",
 	.sql = "SELECT DISTINCT ON (1) s ->> 'TrainingJobName', s ->> 'TrainingJobArn' "
 		"FROM jsonb_array_elements($1) s "
 		"WHERE s ->> 'TrainingJobName' IS NOT NULL AND s ->> 'TrainingJobArn' IS NOT NULL "
-		"AND NOT fairshare._training_job_known(s ->> 'TrainingJobName', s ->> 'TrainingJobArn') "
+		"AND NOT EXISTS (SELECT 1 FROM fairshare.jobs j WHERE j.training_job_name = s ->> 'TrainingJobName' "
+		"AND (j.training_job_arn = s ->> 'TrainingJobArn' "
+		"OR j.training_job_arn IS NULL AND j.status IN " FS_PLACED_STATUSES_SQL ")) "
+		"AND NOT EXISTS (SELECT 1 FROM fairshare.job_attempts a WHERE a.training_job_name = s ->> 'TrainingJobName' "
+		"AND (a.training_job_arn = s ->> 'TrainingJobArn' OR a.training_job_arn IS NULL AND a.outcome IS NULL)) "
 		"ORDER BY 1",
 	.argtypes = {JSONBOID},
 };
