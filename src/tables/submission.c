@@ -304,8 +304,12 @@ request_depth(Jsonb *request)
 /*
  * The request's SageMaker Tags may not use the keys fairshare adds itself
  * ("fairshare:...": the installation and job id that prove a training job
- * ours) nor AWS's own ("aws:...", which SageMaker refuses).
+ * ours) nor AWS's own ("aws:...", which SageMaker refuses), nor one key
+ * twice (SageMaker refuses that too).  Keys are compared among the first
+ * MAX_TAGS_COMPARED only: more than that is refused by check_tag_count.
  */
+#define MAX_TAGS_COMPARED	64
+
 static void
 check_request_tags(Jsonb *request)
 {
@@ -313,6 +317,8 @@ check_request_tags(Jsonb *request)
 	JsonbIterator *it;
 	JsonbValue	v;
 	JsonbIteratorToken tok;
+	JsonbValue	seen[MAX_TAGS_COMPARED];
+	int			n_seen = 0;
 
 	if (tags == NULL)
 		return;
@@ -339,6 +345,16 @@ check_request_tags(Jsonb *request)
 					 errmsg("request tag key \"%.*s\" is reserved",
 							key->val.string.len, key->val.string.val),
 					 errhint("fairshare sets the fairshare: tags of every training job itself, and AWS the aws: ones.")));
+		for (int i = 0; i < n_seen; i++)
+			if (seen[i].val.string.len == key->val.string.len &&
+				memcmp(seen[i].val.string.val, key->val.string.val, key->val.string.len) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("request tag key \"%.*s\" is given twice",
+								key->val.string.len, key->val.string.val),
+						 errhint("SageMaker refuses a training job's tag key given twice.")));
+		if (n_seen < MAX_TAGS_COMPARED)
+			seen[n_seen++] = *key;
 	}
 }
 

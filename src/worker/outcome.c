@@ -97,6 +97,7 @@ tag_value(Jsonb *response, const char *key)
 	}
 	return NULL;
 }
+
 /* A fairshare:job-submitted tag's value (Unix microseconds) as a time, or as is. */
 static char *
 submitted_as_time(const char *unix_us)
@@ -532,9 +533,9 @@ dispatch_handle_result_guarded(FairshareDispatch *d, const FsSmResult *r)
 /*
  * The turn's own writes -- the stop of an attempt never sent, a create
  * given up -- contained as answers are: a trigger of yours that refuses
- * one must not end the turn, dropping the creates it gathered and every
- * attempt after this one.  The attempt is looked up again a poll interval
- * later.
+ * one must not end the turn, dropping the creates it gathered and leaving
+ * the attempts after this one for the next.  The attempt is looked up
+ * again a poll interval later.
  */
 typedef struct TurnWrite
 {

@@ -114,6 +114,7 @@ INSERT INTO bad_job (what, stmt) VALUES
 ('request tag FAIRSHARE:installation', $$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('j', 'fifo', pg_temp.req() || '{"Tags": [{"Key": "FAIRSHARE:installation", "Value": "x"}]}')$$),
 ('request tag aws:',				$$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('j', 'fifo', pg_temp.req() || '{"Tags": [{"Key": "aws:cloudformation:stack", "Value": "x"}]}')$$),
 ('request Tags not a list',			$$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('j', 'fifo', pg_temp.req() || '{"Tags": {"Key": "a"}}')$$),
+('request tag key twice',			$$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('j', 'fifo', pg_temp.req() || '{"Tags": [{"Key": "team", "Value": "a"}, {"Key": "env", "Value": "x"}, {"Key": "team", "Value": "b"}]}')$$),
 ('tag fairshare:job-queue',			$$INSERT INTO fairshare.jobs (job_name, job_queue, request, tags) VALUES ('j', 'fifo', pg_temp.req(), '{"fairshare:job-queue": "other"}')$$),
 -- SageMaker allows a training job 50 tags, and fairshare adds 4 of its own
 ('47 tags',							$$INSERT INTO fairshare.jobs (job_name, job_queue, request, tags) VALUES ('j', 'fifo', pg_temp.req(), (SELECT jsonb_object_agg('k' || i, 'v') FROM generate_series(1, 47) i))$$),
