@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/scale/run.sh — scheduling at the scale of a large company (issue 24):
+# bench/scale/run.sh — scheduling at the scale of a large company:
 # one queue of SHARES shares on 100,000 instances, SHARES x PER_SHARE
 # RUNNABLE jobs (1,000 x 1,000 = 1M by default), and 95% of the instances
 # held by RUNNING jobs of random shares.  For a FAIR_SHARE and a
@@ -35,7 +35,7 @@
 #     added to the core's time from bench/schedule/core_bench scale: the
 #     load depends on shares x head, not on the backlog behind the heads.
 #
-# Goals (issue 24): a pass at 1,000 shares, 100,000 instances and 1M
+# Goals (docs/benchmarks.md, "Scale"): a pass at 1,000 shares, 100,000 instances and 1M
 # RUNNABLE <= 100 ms; at 10,000 shares and 10M <= 1 s.
 #
 # Usage: bash bench/scale/run.sh   SHARES=1000 PER_SHARE=1000 ROUNDS=3 SETTLE=6 WARM=6 BATCH=256

@@ -360,7 +360,7 @@ measure(Bench *b, const char *policy_name, const char *label, int loaded, const 
 }
 
 /*
- * The scale of a large company (issue 24): n_shares shares in one queue
+ * The scale of a large company: n_shares shares in one queue
  * (FAIR_SHARE identifiers, or QUOTA_SHARE shares of capacity / n_shares
  * each, LEND_AND_BORROW) on one environment of `capacity' instances, each
  * share with `head' jobs loaded out of a longer backlog (more_runnable),

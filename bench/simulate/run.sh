@@ -6,7 +6,8 @@
 # arguments go to the program, e.g. --seed 7 or
 # --policies fifo,strict-fifo,fair-share (simulate.c lists them all).
 # Takes about 5 seconds.  bash bench/simulate/seeds.sh runs many seeds.
-# The workload model and how to read the table: README.md, "Simulated day".
+# The workload model and how to read the table: docs/benchmarks.md,
+# "Simulated day".
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 make -s -C "$here" > /dev/null

@@ -9,8 +9,8 @@
  * way, that fill the cluster as a real previous day would); the same seed
  * always gives the
  * same jobs, so every policy is driven through exactly the same day.  The
- * model (rates, sizes, durations) is documented in README.md, "Simulated
- * day", and at the top of workload.c.
+ * model (rates, sizes, durations) is documented in docs/benchmarks.md,
+ * "Simulated day", and at the top of workload.c.
  */
 #ifndef FS_BENCH_WORKLOAD_H
 #define FS_BENCH_WORKLOAD_H

@@ -28,7 +28,7 @@
  * most new jobs it takes into their queues.  At 1,000 shares a pass reads
  * its world in about 50 ms and then costs about 0.12 ms per job row it
  * writes: at 256 the median pass of a burst takes 59-99 ms, at 512 a
- * reclaiming pass took 110-135 ms (docs/benchmarks.md, 'Scale (issue 24)').
+ * reclaiming pass took 110-135 ms (docs/benchmarks.md, 'Scale').
  * Smaller passes read the world more often over a burst, which costs
  * little next to sending it: SageMaker's creates go out at
  * fairshare.api_rate_limit a second.

@@ -128,7 +128,7 @@ for p in md:
 check('every relative Markdown link resolves, anchors included (%d links)' % links, links > 50 and not bad, '\n'.join(bad))
 
 # --- nothing outside the repository ----------------------------------------
-outside = re.compile(r'\.\./shared|shared/design|/work/|design' + r'\.md|design (?:section|§|[0-9])', re.I)
+outside = re.compile(r'\.\./shared|shared/design|/work/|design' + r'\.md|design (?:section|§|[0-9])|\bissue' + r' [0-9]|other agent', re.I)
 bad = []
 for p in files('.'):
     # A released install script is kept byte for byte as it was released.
@@ -137,7 +137,7 @@ for p in files('.'):
     for n, line in enumerate(read(p).split('\n'), 1):
         if outside.search(line):
             bad.append('%s:%d: %s' % (rel(p), n, line.strip()[:120]))
-check('no file refers to a path outside the repository or to design section numbers', not bad, '\n'.join(bad[:40]))
+check('no file refers to a path outside the repository, to design section or issue numbers, or to the agents that built it', not bad, '\n'.join(bad[:40]))
 
 # --- README length ----------------------------------------------------------
 n = len(read(os.path.join(root, 'README.md')).split('\n')) - 1
