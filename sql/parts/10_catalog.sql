@@ -128,12 +128,21 @@ REVOKE ALL ON FUNCTION fairshare._lock(text) FROM PUBLIC;
 -- may be placing one there has committed: a pass holds the pass lock
 -- until it commits, and the count, taken with a new snapshot once the
 -- lock is ours, sees its job.  A pass after this one reads the
--- environments once the caller's transaction has ended.
+-- environments once the caller's transaction has ended.  Only at READ
+-- COMMITTED: a transaction that keeps its first snapshot would count
+-- without the jobs placed since it began.
 CREATE FUNCTION fairshare._jobs_placed_on(environment text)
 RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
 	n bigint;
 BEGIN
+	IF current_setting('transaction_isolation') <> 'read committed' THEN
+		PERFORM fairshare._reject('25001',
+			format('the jobs placed on service environment "%s" can be counted only at READ COMMITTED, not at %s',
+				   environment, upper(current_setting('transaction_isolation'))),
+			'Change or delete a service environment''s endpoint or region in a READ COMMITTED transaction (the default): '
+			'a transaction that keeps its first snapshot does not see the jobs placed since it began.');
+	END IF;
 	PERFORM fairshare._lock('scheduling pass');
 	SELECT count(*) INTO n FROM fairshare.jobs
 	 WHERE service_environment = environment AND status IN ('SCHEDULED', 'STARTING', 'RUNNING');

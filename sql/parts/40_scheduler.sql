@@ -228,8 +228,10 @@ COMMENT ON FUNCTION fairshare.apply_status(bigint, jsonb) IS
 	'Apply a SageMaker DescribeTrainingJob response to a job: the state it maps to, retries, capacity fallback, '
 	'preemption and termination outcomes (docs/lifecycle.md and docs/dispatcher.md).  Returns the job''s status afterwards.';
 
+-- The dispatcher's, a superuser's: an answer applied by anyone else could
+-- end a job whose training job runs on (docs/security.md, 'A placed job
+-- follows its training job, and only SageMaker ends it').
 REVOKE ALL ON FUNCTION fairshare.apply_status(bigint, jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fairshare.apply_status(bigint, jsonb) TO fairshare_admin;
 GRANT SELECT, INSERT, UPDATE, DELETE ON fairshare.share_usage, fairshare.capacity_backoffs TO fairshare_admin;
 
 -- The stop of an attempt that never reached SageMaker (the dispatcher had
@@ -263,7 +265,6 @@ BEGIN
 END
 $$;
 REVOKE ALL ON FUNCTION fairshare._cancel_unsent(bigint, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fairshare._cancel_unsent(bigint, text) TO fairshare_admin;
 GRANT SELECT ON fairshare.share_usage TO fairshare_submitter;
 
 -- The start of every pass (not of a dry run): new jobs enter their queue,

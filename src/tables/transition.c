@@ -4,8 +4,10 @@
  *		The BEFORE UPDATE trigger on fairshare.jobs: the job state machine.
  *
  * Only the transitions of docs/lifecycle.md, 'Transitions' are allowed; what was submitted
- * stays as submitted (only scheduling_priority may change); each transition
- * sets the row's timestamps and placement columns:
+ * stays as submitted (only scheduling_priority may change); only a
+ * superuser (the dispatcher) moves a placed job out of the placed states or
+ * changes the columns that name its training job; each transition sets the
+ * row's timestamps and placement columns:
  *	 -> RUNNABLE	runnable_at the first time (a job keeps its place in line);
  *					from a placed state the placement and stop are cleared
  *	 -> SCHEDULED	a new attempt: attempts + 1, its training job name
@@ -131,6 +133,49 @@ reject_transition(int64 job_id, JobState from, JobState to)
 			 errhint("From %s a job may go to %s.", state_names[from], allowed_list.data)));
 }
 
+/*
+ * The columns that tell the dispatcher which training job is the job's,
+ * and where: it describes, follows and stops the training job of that name
+ * in that environment's endpoint and region, and takes its status for the
+ * job's.  This trigger names the training job when the job is placed and
+ * clears the name when it leaves; the dispatcher records the ARN.  Changed
+ * by hand, a placed job's own training job would be followed by nothing
+ * (its attempt still names it, so no orphan sweep reports it), a second
+ * one could be created for the same attempt, or another training job
+ * taken for the job's and stopped.  So only a superuser (the dispatcher)
+ * may change them; anyone else places a job with its environment and
+ * instance type (what a pass writes), and nothing more.
+ */
+static const JobColumn placement_columns[] = {
+	COL_TRAINING_JOB_NAME, COL_TRAINING_JOB_ARN, COL_SERVICE_ENVIRONMENT, COL_INSTANCE_TYPE
+};
+
+static void
+check_placement_columns(Relation rel, int64 job_id, JobState from, JobState to,
+						const JobRow *old_row, const JobRow *new_row)
+{
+	bool		placing = to == ST_SCHEDULED && from != ST_SCHEDULED;
+
+	if (superuser())
+		return;
+	for (int i = 0; i < lengthof(placement_columns); i++)
+	{
+		JobColumn	c = placement_columns[i];
+
+		if (placing && (c == COL_SERVICE_ENVIRONMENT || c == COL_INSTANCE_TYPE))
+			continue;
+		if (!same_value(rel, c, old_row, new_row))
+			ereport(ERROR,
+					(errcode(ERRCODE_GENERATED_ALWAYS),
+					 errmsg("column \"%s\" of job " INT64_FORMAT " is set by fairshare and cannot be changed",
+							fairshare_job_column_names[c], job_id),
+					 errdetail("The dispatcher follows and stops the training job these columns name; changed by hand, "
+							   "the job's own training job would run on unwatched, or another be taken for it."),
+					 errhint("A pass places a job (its service_environment and instance_type); fairshare names its training job. "
+							 "To move a job, terminate it and submit it again.")));
+	}
+}
+
 Datum
 fairshare_job_transition(PG_FUNCTION_ARGS)
 {
@@ -205,10 +250,30 @@ fairshare_job_transition(PG_FUNCTION_ARGS)
 				 errmsg("column \"attempts\" of job " INT64_FORMAT " is set by fairshare and cannot be changed",
 						job_id),
 				 errhint("Each placement adds one attempt; fairshare.job_attempts has one row per attempt.")));
+	check_placement_columns(rel, job_id, from, to, &old_row, &new_row);
 	if (from == to)
 		return PointerGetDatum(trigdata->tg_newtuple);
 	if (!(allowed[from] & S(to)))
 		reject_transition(job_id, from, to);
+
+	/*
+	 * A placed job has a training job, or is about to: it leaves the placed
+	 * states when SageMaker says that training job ended, or that it never
+	 * began.  Moved out by hand, it would leave the training job running,
+	 * billed, with nothing to follow or stop it (its name is known, so no
+	 * orphan sweep reports it), and a create in flight would record its ARN
+	 * on the next attempt.  The dispatcher and the functions that apply
+	 * SageMaker's answers run as a superuser; anyone else asks for a stop.
+	 * (A DELETE of a placed job is refused to everyone for the same reason,
+	 * fairshare._refuse_placed_delete(); this move the dispatcher makes.)
+	 */
+	if (fs_status_is_placed(from) && !fs_status_is_placed(to) && !superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("job " INT64_FORMAT " is %s: only fairshare moves it to %s",
+						job_id, state_names[from], state_names[to]),
+				 errdetail("Its training job would go on running, billed, with nothing to follow or stop it."),
+				 errhint("Call fairshare.terminate_job(job_id, reason): the training job is stopped and the job fails once SageMaker says so.")));
 
 	/* status_reason explains the state the job is in now. */
 	if (same_value(rel, COL_STATUS_REASON, &old_row, &new_row))

@@ -118,7 +118,32 @@ INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'admin-1', 'q',
 UPDATE fairshare.jobs SET status = 'RUNNABLE', status_reason = 'queued by hand' WHERE job_name = 'admin-1';
 UPDATE fairshare.jobs SET status = 'SCHEDULED', service_environment = 'p4', instance_type = 'ml.p4d.24xlarge'
  WHERE job_name = 'admin-1';
-UPDATE fairshare.jobs SET status = 'FAILED', status_reason = 'failed by hand' WHERE job_name = 'admin-1';
+-- A placed job follows its training job, and only SageMaker ends it: the
+-- admin can neither move it out of the placed states nor change which
+-- training job it names, or where (docs/security.md).
+SELECT public.regress_try_hint($$UPDATE fairshare.jobs SET status = 'FAILED', status_reason = 'failed by hand' WHERE job_name = 'admin-1'$$);
+SELECT public.regress_try_hint($$UPDATE fairshare.jobs SET status = 'RUNNABLE' WHERE job_name = 'admin-1'$$);
+SELECT public.regress_try_hint($$UPDATE fairshare.jobs SET training_job_name = 'someone-elses-job' WHERE job_name = 'admin-1'$$);
+SELECT public.regress_try($$UPDATE fairshare.jobs SET training_job_arn = 'arn:aws:sagemaker:us-east-1:1:training-job/x' WHERE job_name = 'admin-1'$$);
+SELECT public.regress_try($$UPDATE fairshare.jobs SET service_environment = 'elsewhere' WHERE job_name = 'admin-1'$$);
+SELECT public.regress_try($$UPDATE fairshare.jobs SET instance_type = 'ml.g5.xlarge' WHERE job_name = 'admin-1'$$);
+SELECT public.regress_try($$SELECT fairshare.apply_status(job_id, '{"TrainingJobStatus": "Failed"}') FROM fairshare.jobs WHERE job_name = 'admin-1'$$);
+SELECT public.regress_try($$SELECT fairshare._cancel_unsent(job_id, training_job_name) FROM fairshare.jobs WHERE job_name = 'admin-1'$$);
+SELECT job_name, status, training_job_name = fairshare.training_job_name(job_id, 1) AS named_by_fairshare,
+	   training_job_arn, service_environment, instance_type
+  FROM fairshare.jobs WHERE job_name = 'admin-1';
+-- ... nor name the training job when placing one by hand.
+INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'admin-2', 'q', request FROM public.fs_req;
+UPDATE fairshare.jobs SET status = 'RUNNABLE' WHERE job_name = 'admin-2';
+SELECT public.regress_try($$UPDATE fairshare.jobs SET status = 'SCHEDULED', service_environment = 'p4', instance_type = 'ml.p4d.24xlarge',
+	   training_job_name = 'someone-elses-job' WHERE job_name = 'admin-2'$$);
+DELETE FROM fairshare.jobs WHERE job_name = 'admin-2';
+-- SageMaker's answer, applied by the dispatcher (a superuser), ends it.
+\c - postgres
+SELECT fairshare.apply_status(job_id, '{"TrainingJobStatus": "Failed", "FailureReason": "failed by hand"}')
+  FROM fairshare.jobs WHERE job_name = 'admin-1';
+\c - regress_fs_admin
+\set SHOW_CONTEXT never
 SELECT old_status, new_status, reason FROM fairshare.job_events e JOIN fairshare.jobs j USING (job_id)
  WHERE j.job_name = 'admin-1' ORDER BY event_id;
 SELECT a.attempt, a.outcome, a.status_reason FROM fairshare.job_attempts a JOIN fairshare.jobs j USING (job_id)
