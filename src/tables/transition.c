@@ -135,19 +135,22 @@ reject_transition(int64 job_id, JobState from, JobState to)
 
 /*
  * The columns that tell the dispatcher which training job is the job's,
- * and where: it describes, follows and stops the training job of that name
- * in that environment's endpoint and region, and takes its status for the
- * job's.  This trigger names the training job when the job is placed and
- * clears the name when it leaves; the dispatcher records the ARN.  Changed
- * by hand, a placed job's own training job would be followed by nothing
- * (its attempt still names it, so no orphan sweep reports it), a second
- * one could be created for the same attempt, or another training job
- * taken for the job's and stopped.  So only a superuser (the dispatcher)
- * may change them; anyone else places a job with its environment and
- * instance type (what a pass writes), and nothing more.
+ * where, and whether its stop has been sent: it describes, follows and
+ * stops the training job of that name in that environment's endpoint and
+ * region, takes its status for the job's, and sends a stop asked for until
+ * stop_sent_at says it went.  This trigger names the training job when the
+ * job is placed and clears the name when it leaves; the dispatcher records
+ * the ARN and the stop.  Changed by hand, a placed job's own training job
+ * would be followed by nothing (its attempt still names it, so no orphan
+ * sweep reports it) or never stopped, a second one could be created for
+ * the same attempt, or another training job taken for the job's and
+ * stopped.  So only a superuser (the dispatcher) may change them; anyone
+ * else places a job with its environment and instance type (what a pass
+ * writes), and nothing more.
  */
 static const JobColumn placement_columns[] = {
-	COL_TRAINING_JOB_NAME, COL_TRAINING_JOB_ARN, COL_SERVICE_ENVIRONMENT, COL_INSTANCE_TYPE
+	COL_TRAINING_JOB_NAME, COL_TRAINING_JOB_ARN, COL_SERVICE_ENVIRONMENT, COL_INSTANCE_TYPE,
+	COL_STOP_SENT_AT
 };
 
 static void
@@ -170,7 +173,7 @@ check_placement_columns(Relation rel, int64 job_id, JobState from, JobState to,
 					 errmsg("column \"%s\" of job " INT64_FORMAT " is set by fairshare and cannot be changed",
 							fairshare_job_column_names[c], job_id),
 					 errdetail("The dispatcher follows and stops the training job these columns name; changed by hand, "
-							   "the job's own training job would run on unwatched, or another be taken for it."),
+							   "the job's own training job could run on unwatched or unstopped, or another be taken for it."),
 					 errhint("A pass places a job (its service_environment and instance_type); fairshare names its training job. "
 							 "To move a job, terminate it and submit it again.")));
 	}

@@ -127,6 +127,7 @@ SELECT public.regress_try_hint($$UPDATE fairshare.jobs SET training_job_name = '
 SELECT public.regress_try($$UPDATE fairshare.jobs SET training_job_arn = 'arn:aws:sagemaker:us-east-1:1:training-job/x' WHERE job_name = 'admin-1'$$);
 SELECT public.regress_try($$UPDATE fairshare.jobs SET service_environment = 'elsewhere' WHERE job_name = 'admin-1'$$);
 SELECT public.regress_try($$UPDATE fairshare.jobs SET instance_type = 'ml.g5.xlarge' WHERE job_name = 'admin-1'$$);
+SELECT public.regress_try($$UPDATE fairshare.jobs SET stop_sent_at = now() WHERE job_name = 'admin-1'$$);
 SELECT public.regress_try($$SELECT fairshare.apply_status(job_id, '{"TrainingJobStatus": "Failed"}') FROM fairshare.jobs WHERE job_name = 'admin-1'$$);
 SELECT public.regress_try($$SELECT fairshare._cancel_unsent(job_id, training_job_name) FROM fairshare.jobs WHERE job_name = 'admin-1'$$);
 SELECT job_name, status, training_job_name = fairshare.training_job_name(job_id, 1) AS named_by_fairshare,
