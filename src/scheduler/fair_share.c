@@ -134,7 +134,11 @@ reserved_instances(int64_t total, int percent, int active)
 /*
  * The compute reservation of each of the queue's environments, and which
  * shares must leave it alone: those that already hold capacity in the
- * queue.  Active shares are those with a job SUBMITTED..RUNNING.
+ * queue.  Active shares are those that hold capacity in the queue or have
+ * a RUNNABLE job the wrapper gave (it gives every such share's first job);
+ * a job not yet taken in (SUBMITTED, or PENDING behind a disabled queue)
+ * counts once a pass has made it RUNNABLE (docs/scheduling.md, '2.5
+ * Fair-share queues').
  */
 static void
 compute_reservation(FsPass *pass, int queue)
@@ -150,8 +154,7 @@ compute_reservation(FsPass *pass, int queue)
 	{
 		int			s = qs->shares[i];
 
-		if (pass->in->shares[s].active || pass->shares[s].running_jobs > 0 ||
-			pass->shares[s].n_jobs > 0)
+		if (pass->shares[s].running_jobs > 0 || pass->shares[s].n_jobs > 0)
 			active++;
 	}
 	for (i = 0; i < q->n_environments; i++)

@@ -201,7 +201,6 @@ typedef struct FsShare
 	double		weight;			/* weight_factor (fs_share_weight()); <= 0 means 1 */
 	double		usage;			/* stored decayed usage U, in instances */
 	FsTime		usage_at;		/* when U was stored; <= 0: never */
-	bool		active;			/* has a SUBMITTED or PENDING job (not loaded) */
 
 	/* QUOTA_SHARE (weight above is also its idle_assignment FAIR weight) */
 	int			n_limits;
