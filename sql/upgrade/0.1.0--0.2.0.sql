@@ -168,7 +168,7 @@ RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp
 DECLARE
 	n bigint;
 BEGIN
-	IF current_setting('transaction_isolation') <> 'read committed' THEN
+	IF current_setting('transaction_isolation') IN ('repeatable read', 'serializable') THEN
 		PERFORM fairshare._reject('25001',
 			format('the jobs placed on service environment "%s" can be counted only at READ COMMITTED, not at %s',
 				   environment, upper(current_setting('transaction_isolation'))),

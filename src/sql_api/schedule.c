@@ -35,6 +35,7 @@
 #include "sql_api/schedule.h"
 #include "tables/catalog_version.h"
 #include "tables/job_status.h"
+#include "tables/transition.h"
 
 PG_FUNCTION_INFO_V1(fairshare_schedule);
 
@@ -162,7 +163,16 @@ write_placements(DecisionBatch *places, DecisionBatch *preempts)
 		v[1] = fairshare_text_array(places->a, places->n);
 		v[2] = fairshare_text_array(places->b, places->n);
 		v[3] = fairshare_text_array(places->c, places->n);
-		fairshare_run_statement(&place_stmt, v, NULL);
+		fairshare_pass_placing = true;
+		PG_TRY();
+		{
+			fairshare_run_statement(&place_stmt, v, NULL);
+		}
+		PG_FINALLY();
+		{
+			fairshare_pass_placing = false;
+		}
+		PG_END_TRY();
 	}
 	if (preempts->n > 0)
 	{

@@ -5,9 +5,10 @@
  *
  * Only the transitions of docs/lifecycle.md, 'Transitions' are allowed; what was submitted
  * stays as submitted (only scheduling_priority may change); only a
- * superuser (the dispatcher) moves a placed job out of the placed states or
- * changes the columns that name its training job; each transition sets the
- * row's timestamps and placement columns:
+ * scheduling pass or a superuser places a job, and only a superuser (the
+ * dispatcher) moves a placed job out of the placed states or changes the
+ * columns that name its training job; each transition sets the row's
+ * timestamps and placement columns:
  *	 -> RUNNABLE	runnable_at the first time (a job keeps its place in line);
  *					from a placed state the placement and stop are cleared
  *	 -> SCHEDULED	a new attempt: attempts + 1, its training job name
@@ -36,8 +37,11 @@
 #include "tables/installation.h"
 #include "tables/job_row.h"
 #include "tables/job_status.h"
+#include "tables/transition.h"
 
 PG_FUNCTION_INFO_V1(fairshare_job_transition);
+
+bool		fairshare_pass_placing = false;
 
 /* What a submission fixed, in the order a change is reported. */
 static const JobColumn immutable_columns[] = {
@@ -144,9 +148,10 @@ reject_transition(int64 job_id, JobState from, JobState to)
  * would be followed by nothing (its attempt still names it, so no orphan
  * sweep reports it) or never stopped, a second one could be created for
  * the same attempt, or another training job taken for the job's and
- * stopped.  So only a superuser (the dispatcher) may change them; anyone
- * else places a job with its environment and instance type (what a pass
- * writes), and nothing more.
+ * stopped.  So only a superuser (the dispatcher) may change them, and a
+ * scheduling pass, whoever runs it, gives a job it places its environment
+ * and instance type (transition.h): placed by hand on an environment that
+ * does not exist, or is being deleted, a job would be followed by nothing.
  */
 static const JobColumn placement_columns[] = {
 	COL_TRAINING_JOB_NAME, COL_TRAINING_JOB_ARN, COL_SERVICE_ENVIRONMENT, COL_INSTANCE_TYPE,
@@ -161,6 +166,12 @@ check_placement_columns(Relation rel, int64 job_id, JobState from, JobState to,
 
 	if (superuser())
 		return;
+	if (placing && !fairshare_pass_placing)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("job " INT64_FORMAT " can be placed only by a scheduling pass", job_id),
+				 errdetail("A pass places a job on an environment of its queue that has room, and an environment being deleted waits for it."),
+				 errhint("Call fairshare.schedule(); fairshare.explain(job_id) says why a job waits.")));
 	for (int i = 0; i < lengthof(placement_columns); i++)
 	{
 		JobColumn	c = placement_columns[i];
@@ -172,10 +183,10 @@ check_placement_columns(Relation rel, int64 job_id, JobState from, JobState to,
 					(errcode(ERRCODE_GENERATED_ALWAYS),
 					 errmsg("column \"%s\" of job " INT64_FORMAT " is set by fairshare and cannot be changed",
 							fairshare_job_column_names[c], job_id),
-					 errdetail("The dispatcher follows and stops the training job these columns name; changed by hand, "
-							   "the job's own training job could run on unwatched or unstopped, or another be taken for it."),
-					 errhint("A pass places a job (its service_environment and instance_type); fairshare names its training job. "
-							 "To move a job, terminate it and submit it again.")));
+					 errdetail("The dispatcher follows and stops the training job that training_job_name, training_job_arn, "
+							   "service_environment and instance_type name, and sends a stop until stop_sent_at is set; "
+							   "changed by hand, a training job could run on unwatched or unstopped, or another be taken for the job's."),
+					 errhint("Only a superuser may correct it.  To move a job, terminate it and submit it again.")));
 	}
 }
 
