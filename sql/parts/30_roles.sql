@@ -27,8 +27,8 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON
 	fairshare.jobs
 	TO fairshare_admin;
 -- History is written by the lifecycle trigger (as the owner), not by hand:
--- admins may read and delete it, and set an open attempt's outcome (as
--- the dispatcher's apply_status does), but not insert rows.
+-- admins may read and delete it, and set an open attempt's outcome and
+-- reason (_guard_closed_attempt() keeps the rest), but not insert rows.
 GRANT SELECT, UPDATE, DELETE ON fairshare.job_attempts TO fairshare_admin;
 GRANT SELECT, DELETE ON fairshare.job_events TO fairshare_admin;
 

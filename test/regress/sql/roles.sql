@@ -138,6 +138,11 @@ SELECT public.regress_try($$UPDATE fairshare.jobs SET instance_type = 'ml.g5.xla
 SELECT public.regress_try($$UPDATE fairshare.jobs SET stop_sent_at = now() WHERE job_name = 'admin-1'$$);
 SELECT public.regress_try($$SELECT fairshare.apply_status(job_id, '{"TrainingJobStatus": "Failed"}') FROM fairshare.jobs WHERE job_name = 'admin-1'$$);
 SELECT public.regress_try($$SELECT fairshare._cancel_unsent(job_id, training_job_name) FROM fairshare.jobs WHERE job_name = 'admin-1'$$);
+-- Its open attempt the same: the admin may note a reason, not rename it.
+SELECT public.regress_try_hint($$UPDATE fairshare.job_attempts SET training_job_name = 'someone-elses-job'
+ WHERE job_id = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'admin-1')$$);
+UPDATE fairshare.job_attempts SET status_reason = 'noted by the admin'
+ WHERE job_id = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'admin-1');
 SELECT job_name, status, training_job_name = fairshare.training_job_name(job_id, 1) AS named_by_fairshare,
 	   training_job_arn, service_environment, instance_type
   FROM fairshare.jobs WHERE job_name = 'admin-1';
