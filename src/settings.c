@@ -35,7 +35,7 @@ int			fairshare_orphan_sweep_interval_s = 600;
 char	   *fairshare_region = NULL;
 char	   *fairshare_endpoint_url = NULL;
 char	   *fairshare_endpoint_allowlist = NULL;
-int			fairshare_preemption_min_runtime_s = 300;
+int			fairshare_preemption_min_runtime_s = 0;
 int			fairshare_capacity_backoff_s = 600;
 int			fairshare_starvation_seconds = 3600;
 int			fairshare_backfill_allowance_s = 1800;
@@ -246,7 +246,7 @@ fairshare_define_settings(void)
 	DefineCustomIntVariable("fairshare.preemption_min_runtime",
 							"Jobs that have run less than this are preempted only when nothing else frees the room.",
 							NULL,
-							&fairshare_preemption_min_runtime_s, 300, 0, 7 * 86400,
+							&fairshare_preemption_min_runtime_s, 0, 0, 7 * 86400,
 							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("fairshare.capacity_backoff",

@@ -703,10 +703,21 @@ simulate_day(const Workload *workload, const Policy *policy, const DayConfig *co
 	d.sim.wait_reasons = false;
 	d.sim.requeue_keeps_place = true;
 	d.sim.stop_delay = config->stop_delay;
-	d.sim.min_runtime = config->min_runtime;
 	d.sim.checkpoint_on_stop = config->checkpoint_on_stop;
-	/* the old order is the old preemption: it reclaims at once */
-	d.sim.reclaim_wait = policy->victim_order == FS_VICTIMS_LATEST_STARTED ? 0 : config->reclaim_wait;
+	/*
+	 * The old order is the old preemption: it reclaims at once, and spares
+	 * jobs younger than the old default of preemption_min_runtime.
+	 */
+	if (policy->victim_order == FS_VICTIMS_LATEST_STARTED)
+	{
+		d.sim.min_runtime = FS_SECONDS(OLD_ORDER_MIN_RUNTIME_SECONDS);
+		d.sim.reclaim_wait = 0;
+	}
+	else
+	{
+		d.sim.min_runtime = config->min_runtime;
+		d.sim.reclaim_wait = config->reclaim_wait;
+	}
 	d.sim.starvation = config->starvation;
 	d.sim.victim_order = policy->victim_order;
 	policy->build(&d.sim, config->capacity, d.class_share);

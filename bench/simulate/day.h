@@ -31,12 +31,20 @@
 #include "policies.h"
 #include "workload.h"
 
+/*
+ * fairshare.preemption_min_runtime of the preemption before the least-lost
+ * victim order (its default then): quota-latest keeps it, so that column
+ * stays the old preemption whatever --min-runtime says.
+ */
+#define OLD_ORDER_MIN_RUNTIME_SECONDS 300
+
 typedef struct DayConfig
 {
 	int			capacity;		/* ml.p4d.24xlarge instances */
 	FsTime		poll_interval;	/* fairshare.poll_interval */
 	FsTime		stop_delay;		/* StopTrainingJob until Stopped */
-	FsTime		min_runtime;	/* fairshare.preemption_min_runtime */
+	FsTime		min_runtime;	/* fairshare.preemption_min_runtime (not for
+								 * quota-latest) */
 	FsTime		reclaim_wait;	/* fairshare.reclaim_wait (not for quota-latest) */
 	bool		checkpoint_on_stop; /* a stopped job with checkpoints writes one
 									 * more (fairshare.checkpoint_on_stop) */

@@ -191,7 +191,11 @@ SELECT * FROM pg_temp.pass();
 SELECT pg_temp.all_training();
 SELECT * FROM pg_temp.held('prod');
 SELECT pg_temp.submit('prod', 'ProdExp1', 'urgent', 15, 90);
+-- With young jobs spared (fairshare.preemption_min_runtime, off by default),
+-- D is still the victim, and its reason says that no older job frees the room.
+SET fairshare.preemption_min_runtime = '5min';
 SELECT * FROM pg_temp.pass();
+RESET fairshare.preemption_min_runtime;
 SELECT pg_temp.why('urgent');
 SELECT * FROM pg_temp.stops_finish();
 SELECT * FROM pg_temp.pass();
