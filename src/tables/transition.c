@@ -6,8 +6,9 @@
  * Only the transitions of docs/lifecycle.md, 'Transitions' are allowed; what was submitted
  * stays as submitted (only scheduling_priority may change); only a
  * scheduling pass or a superuser places a job, and only a superuser (the
- * dispatcher) moves a placed job out of the placed states or changes the
- * columns that name its training job; each transition sets the row's
+ * dispatcher) moves a placed job out of the placed states, changes the
+ * columns that name its training job, or withdraws or weakens a stop asked
+ * for; each transition sets the row's
  * timestamps and placement columns:
  *	 -> RUNNABLE	runnable_at the first time (a job keeps its place in line);
  *					from a placed state the placement and stop are cleared
@@ -31,6 +32,7 @@
 #include "commands/trigger.h"
 #include "utils/datum.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 
 #include "progress.h"
 #include "tables/catalog_version.h"
@@ -190,6 +192,61 @@ check_placement_columns(Relation rel, int64 job_id, JobState from, JobState to,
 	}
 }
 
+/*
+ * How strong a stop is: a preemption gives the job back to its queue, a
+ * timeout and a terminate end it, and a terminate is the user's word.
+ * 0 for none (NULL).
+ */
+static int
+stop_strength(const JobRow *row)
+{
+	const char *kind;
+
+	if (row->isnull[COL_STOP_KIND])
+		return 0;
+	kind = TextDatumGetCString(row->values[COL_STOP_KIND]);
+	if (strcmp(kind, "PREEMPT") == 0)
+		return 1;
+	if (strcmp(kind, "TIMEOUT") == 0)
+		return 2;
+	return 3;					/* TERMINATE (the column's CHECK allows no other) */
+}
+
+/*
+ * A stop asked for is the dispatcher's to send and SageMaker's to end:
+ * the dispatcher stops the training job while stop_kind is set, and what
+ * the job becomes once it has stopped follows from the kind.  Withdrawn
+ * by hand, a terminated job would run on as if never terminated, and a
+ * victim's room, held for the job it was preempted for, would not come
+ * or would come to another job.  So anyone but a superuser may only make
+ * a stop stronger (a scheduling pass makes a preemption a timeout,
+ * terminate_job() makes either a terminate), never weaker or none, nor
+ * change when it was asked for or for whom.
+ */
+static void
+check_stop_kept(int64 job_id, JobState from, const JobRow *old_row, const JobRow *new_row)
+{
+	int			old_strength = stop_strength(old_row);
+	int			new_strength = stop_strength(new_row);
+
+	if (old_strength == 0 || !fs_status_is_placed(from) || superuser())
+		return;
+	if (new_strength < old_strength || new_row->isnull[COL_STOP_REQUESTED_AT] ||
+		(new_strength == old_strength &&
+		 (!old_row->isnull[COL_PREEMPTED_FOR] != !new_row->isnull[COL_PREEMPTED_FOR] ||
+		  (!old_row->isnull[COL_PREEMPTED_FOR] &&
+		   DatumGetInt64(old_row->values[COL_PREEMPTED_FOR]) != DatumGetInt64(new_row->values[COL_PREEMPTED_FOR])) ||
+		  DatumGetTimestampTz(old_row->values[COL_STOP_REQUESTED_AT]) !=
+		  DatumGetTimestampTz(new_row->values[COL_STOP_REQUESTED_AT]))))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("the stop asked for job " INT64_FORMAT " (%s) cannot be withdrawn or weakened",
+						job_id, TextDatumGetCString(old_row->values[COL_STOP_KIND])),
+				 errdetail("The dispatcher stops its training job while stop_kind is set, and what the job becomes "
+						   "once stopped follows from the kind; a preemption's room is held for preempted_for."),
+				 errhint("Only a superuser may correct it.  Once stopped, a job can be submitted again.")));
+}
+
 Datum
 fairshare_job_transition(PG_FUNCTION_ARGS)
 {
@@ -265,6 +322,7 @@ fairshare_job_transition(PG_FUNCTION_ARGS)
 						job_id),
 				 errhint("Each placement adds one attempt; fairshare.job_attempts has one row per attempt.")));
 	check_placement_columns(rel, job_id, from, to, &old_row, &new_row);
+	check_stop_kept(job_id, from, &old_row, &new_row);
 	if (from == to)
 		return PointerGetDatum(trigdata->tg_newtuple);
 	if (!(allowed[from] & S(to)))

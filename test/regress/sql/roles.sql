@@ -168,6 +168,16 @@ UPDATE fairshare.jobs SET status = 'SCHEDULED', service_environment = 'p4', inst
 \set SHOW_CONTEXT never
 SELECT public.regress_try_hint($$DELETE FROM fairshare.jobs WHERE submitted_by = 'regress_fs_alice'$$);
 SELECT job_name, status FROM fairshare.jobs WHERE job_name = 'alice-3';
+-- A stop asked for stays asked for: the admin may terminate the job, but
+-- not take the terminate back, weaken it or move when it was asked for.
+SELECT fairshare.terminate_job(job_id, 'wrong dataset') FROM fairshare.jobs WHERE job_name = 'alice-3';
+SELECT public.regress_try_hint($$UPDATE fairshare.jobs SET stop_kind = NULL, stop_reason = NULL, stop_requested_at = NULL
+ WHERE job_name = 'alice-3'$$);
+SELECT public.regress_try($$UPDATE fairshare.jobs SET stop_kind = 'PREEMPT' WHERE job_name = 'alice-3'$$);
+SELECT public.regress_try($$UPDATE fairshare.jobs SET stop_requested_at = now() + interval '1 day' WHERE job_name = 'alice-3'$$);
+UPDATE fairshare.jobs SET stop_reason = stop_reason || ' (noted by the admin)' WHERE job_name = 'alice-3';
+SELECT job_name, status, stop_kind, stop_reason, stop_requested_at IS NOT NULL AS stop_asked
+  FROM fairshare.jobs WHERE job_name = 'alice-3';
 DELETE FROM fairshare.jobs WHERE job_name = 'bob-1' RETURNING job_name, status;
 
 \c - postgres
