@@ -382,10 +382,14 @@ CREATE TABLE fairshare.job_queues (
 	scheduling_policy	text REFERENCES fairshare.scheduling_policies (name),
 	strict_fifo			boolean NOT NULL DEFAULT false,
 	created_at			timestamptz NOT NULL DEFAULT now(),
+	checkpoint_interval	interval CHECK (checkpoint_interval BETWEEN '0' AND '7 days'),
 	CHECK (name ~ '^[A-Za-z0-9_-]{1,128}$')
 );
 COMMENT ON TABLE fairshare.job_queues IS
 	'Where jobs are submitted.  No scheduling_policy = FIFO.  Higher priority is served first.';
+COMMENT ON COLUMN fairshare.job_queues.checkpoint_interval IS
+	'How often a job of this queue whose request has CheckpointConfig is taken to save a checkpoint, '
+	'for the work a preemption would lose; NULL = fairshare.checkpoint_interval, 0 = none counted.';
 
 CREATE TABLE fairshare.queue_environments (
 	job_queue			text NOT NULL REFERENCES fairshare.job_queues (name) ON DELETE CASCADE,

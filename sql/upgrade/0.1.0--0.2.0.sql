@@ -111,6 +111,13 @@ ALTER TABLE fairshare.quota_share_limits
 	ADD CONSTRAINT quota_share_limits_max_capacity_check
 		CHECK (max_capacity BETWEEN 0 AND 1000000 AND max_capacity = trunc(max_capacity));
 
+-- a queue's own checkpoint interval, for the work a preemption would lose
+ALTER TABLE fairshare.job_queues
+	ADD COLUMN checkpoint_interval interval CHECK (checkpoint_interval BETWEEN '0' AND '7 days');
+COMMENT ON COLUMN fairshare.job_queues.checkpoint_interval IS
+	'How often a job of this queue whose request has CheckpointConfig is taken to save a checkpoint, '
+	'for the work a preemption would lose; NULL = fairshare.checkpoint_interval, 0 = none counted.';
+
 DROP FUNCTION fairshare._check_capacity(text, text, integer);
 CREATE FUNCTION fairshare._check_capacity(kind text, unit text, max_capacity numeric)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$

@@ -240,7 +240,8 @@ static FairshareStatement backoffs_stmt = {
  * has a CheckpointConfig, and for such a job that trains (RUNNING: SageMaker
  * says Training or Uploading) when it last began to, from its events (an
  * index probe per such job; it resumes from its checkpoint in every attempt,
- * so only the last start counts).
+ * so only the last start counts), and its queue's checkpoint_interval (a
+ * primary-key probe per such job; NULL: fairshare.checkpoint_interval).
  */
 static FairshareStatement running_stmt = {
 	.what = "read the jobs that hold capacity",
@@ -251,7 +252,10 @@ static FairshareStatement running_stmt = {
 		"jsonb_typeof(request -> 'CheckpointConfig') = 'object', "
 		"CASE WHEN status = 'RUNNING' AND jsonb_typeof(request -> 'CheckpointConfig') = 'object' THEN"
 		" (SELECT max(e.at) FROM fairshare.job_events e WHERE e.job_id = jobs.job_id AND e.new_status = 'RUNNING') END, "
-		"share_identifier"
+		"share_identifier, "
+		"CASE WHEN jsonb_typeof(request -> 'CheckpointConfig') = 'object' THEN"
+		" (SELECT extract(epoch FROM q.checkpoint_interval)::int4 FROM fairshare.job_queues q"
+		"  WHERE q.name = jobs.job_queue) END"
 		" FROM fairshare.jobs WHERE status IN " FS_PLACED_STATUSES_SQL,
 };
 
@@ -1536,7 +1540,7 @@ load_runnable(PassWorld *w, int prefix, const char *focus_queue, const char *foc
 #include "lib/sort_template.h"
 
 /* The columns of running_stmt. */
-#define RUNNING_COLUMNS 15
+#define RUNNING_COLUMNS 16
 
 /* read_running's state while the rows come */
 typedef struct RunningReader
@@ -1604,10 +1608,15 @@ read_running_row(void *arg, TupleDesc desc, Datum *v, bool *null)
 		DatumGetInt64(v[11]) : DatumGetInt32(v[11]);
 	if (max_occupancy(time_limit) > 0)
 		j->ends_by = j->started_at + max_occupancy(time_limit);
-	if (fairshare_checkpoint_interval_s > 0 && !null[12] && DatumGetBool(v[12]))
+	if (!null[12] && DatumGetBool(v[12]))
 	{
-		j->checkpoint_interval = FS_SECONDS(fairshare_checkpoint_interval_s);
-		j->checkpoint_from = null[13] ? 0 : (FsTime) DatumGetTimestampTz(v[13]);
+		int			interval_s = null[15] ? fairshare_checkpoint_interval_s : DatumGetInt32(v[15]);
+
+		if (interval_s > 0)
+		{
+			j->checkpoint_interval = FS_SECONDS(interval_s);
+			j->checkpoint_from = null[13] ? 0 : (FsTime) DatumGetTimestampTz(v[13]);
+		}
 	}
 	held->job_name[held->n] = datum_text(v[1], null[1], w->cxt);
 	held->queue[held->n] = datum_text(v[2], null[2], w->cxt);

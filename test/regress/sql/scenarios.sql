@@ -435,6 +435,39 @@ SELECT pg_temp.submit('ck-queue', 'Owner', 'ck-owner', 2) > 0 AS submitted;
 SELECT job, action, regexp_replace(reason, 'work: [0-9]+ seconds?', 'work: N seconds') AS reason
   FROM pg_temp.pass() WHERE action = 'PREEMPT';
 RESET fairshare.checkpoint_interval;
+
+-- A queue's own checkpoint_interval overrides the setting: with none
+-- counted by the setting but one a second by the queue, the job with
+-- CheckpointConfig is stopped; with one a second by the setting but none
+-- by the queue, the other (the old order's choice) is.
+CREATE FUNCTION pg_temp.checkpoint_world(name text, queue_interval interval) RETURNS bigint
+LANGUAGE sql AS $$
+	SELECT pg_temp.borrow_world(name, 4);
+	UPDATE fairshare.job_queues SET checkpoint_interval = queue_interval WHERE job_queues.name = checkpoint_world.name || '-queue';
+	INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, request, instance_count)
+	SELECT checkpoint_world.name || '-' || kind, checkpoint_world.name || '-queue', 'Borrower',
+		   jsonb_build_object('RoleArn', 'arn:aws:iam::123456789012:role/SageMakerRole',
+			   'OutputDataConfig', jsonb_build_object('S3OutputPath', 's3://bucket/out'),
+			   'ResourceConfig', jsonb_build_object('InstanceType', 'ml.p4d.24xlarge', 'InstanceCount', 2))
+		   || CASE WHEN kind = 'saves' THEN jsonb_build_object('CheckpointConfig',
+				  jsonb_build_object('S3Uri', 's3://bucket/checkpoints/x')) ELSE '{}' END,
+		   2
+	  FROM unnest(ARRAY['saves', 'none']) kind;
+	SELECT count(*) FROM fairshare.schedule();
+	SELECT pg_temp.all_training();
+	SELECT pg_sleep(1.5);
+	SELECT pg_temp.submit(name || '-queue', 'Owner', name || '-owner', 2);
+$$;
+SET fairshare.checkpoint_interval = 0;
+SELECT pg_temp.checkpoint_world('cq', '1 second') > 0 AS submitted;
+SELECT job, action, regexp_replace(reason, 'work: [0-9]+ seconds?', 'work: N seconds') AS reason
+  FROM pg_temp.pass() WHERE action = 'PREEMPT';
+SET fairshare.checkpoint_interval = 1;
+SELECT pg_temp.checkpoint_world('cz', '0') > 0 AS submitted;
+SELECT job, action, regexp_replace(reason, 'work: [0-9]+ seconds?', 'work: N seconds') AS reason
+  FROM pg_temp.pass() WHERE action = 'PREEMPT';
+RESET fairshare.checkpoint_interval;
+SELECT public.regress_try($$UPDATE fairshare.job_queues SET checkpoint_interval = '8 days' WHERE name = 'cz-queue'$$);
 RESET fairshare.preemption_min_runtime;
 
 -------------------------------------------------------------------------------
