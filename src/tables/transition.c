@@ -32,7 +32,6 @@
 #include "commands/trigger.h"
 #include "utils/datum.h"
 #include "utils/rel.h"
-#include "utils/timestamp.h"
 
 #include "progress.h"
 #include "tables/catalog_version.h"
@@ -219,25 +218,33 @@ stop_strength(const JobRow *row)
  * by hand, a terminated job would run on as if never terminated, and a
  * victim's room, held for the job it was preempted for, would not come
  * or would come to another job.  So anyone but a superuser may only make
- * a stop stronger (a scheduling pass makes a preemption a timeout,
- * terminate_job() makes either a terminate), never weaker or none, nor
- * change when it was asked for or for whom.
+ * a stop stronger (a scheduling pass, whoever runs it, makes a preemption
+ * a timeout), never weaker or none, nor change when it was asked for or
+ * for whom while its kind stays; and a stop is asked for with its time.
+ * (terminate_job() runs as the catalog owner, a superuser.)
  */
 static void
-check_stop_kept(int64 job_id, JobState from, const JobRow *old_row, const JobRow *new_row)
+check_stop_kept(Relation rel, int64 job_id, JobState from, const JobRow *old_row, const JobRow *new_row)
 {
-	int			old_strength = stop_strength(old_row);
-	int			new_strength = stop_strength(new_row);
+	int			old_strength;
+	int			new_strength;
 
-	if (old_strength == 0 || !fs_status_is_placed(from) || superuser())
+	if (!fs_status_is_placed(from) ||
+		(old_row->isnull[COL_STOP_KIND] && new_row->isnull[COL_STOP_KIND]) || superuser())
 		return;
-	if (new_strength < old_strength || new_row->isnull[COL_STOP_REQUESTED_AT] ||
-		(new_strength == old_strength &&
-		 (!old_row->isnull[COL_PREEMPTED_FOR] != !new_row->isnull[COL_PREEMPTED_FOR] ||
-		  (!old_row->isnull[COL_PREEMPTED_FOR] &&
-		   DatumGetInt64(old_row->values[COL_PREEMPTED_FOR]) != DatumGetInt64(new_row->values[COL_PREEMPTED_FOR])) ||
-		  DatumGetTimestampTz(old_row->values[COL_STOP_REQUESTED_AT]) !=
-		  DatumGetTimestampTz(new_row->values[COL_STOP_REQUESTED_AT]))))
+	old_strength = stop_strength(old_row);
+	new_strength = stop_strength(new_row);
+	if (new_strength > 0 && new_row->isnull[COL_STOP_REQUESTED_AT])
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("job " INT64_FORMAT " is asked to stop without a stop_requested_at", job_id),
+				 errdetail("A stop asked for is counted from stop_requested_at; without it nothing takes the job for stopping."),
+				 errhint("Call fairshare.terminate_job(job_id, reason).")));
+	if (old_strength > 0 &&
+		(new_strength < old_strength ||
+		 (new_strength == old_strength &&
+		  (!same_value(rel, COL_STOP_REQUESTED_AT, old_row, new_row) ||
+		   !same_value(rel, COL_PREEMPTED_FOR, old_row, new_row)))))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
 				 errmsg("the stop asked for job " INT64_FORMAT " (%s) cannot be withdrawn or weakened",
@@ -322,7 +329,7 @@ fairshare_job_transition(PG_FUNCTION_ARGS)
 						job_id),
 				 errhint("Each placement adds one attempt; fairshare.job_attempts has one row per attempt.")));
 	check_placement_columns(rel, job_id, from, to, &old_row, &new_row);
-	check_stop_kept(job_id, from, &old_row, &new_row);
+	check_stop_kept(rel, job_id, from, &old_row, &new_row);
 	if (from == to)
 		return PointerGetDatum(trigdata->tg_newtuple);
 	if (!(allowed[from] & S(to)))

@@ -170,6 +170,7 @@ SELECT public.regress_try_hint($$DELETE FROM fairshare.jobs WHERE submitted_by =
 SELECT job_name, status FROM fairshare.jobs WHERE job_name = 'alice-3';
 -- A stop asked for stays asked for: the admin may terminate the job, but
 -- not take the terminate back, weaken it or move when it was asked for.
+SELECT public.regress_try_hint($$UPDATE fairshare.jobs SET stop_kind = 'TERMINATE' WHERE job_name = 'alice-3'$$);
 SELECT fairshare.terminate_job(job_id, 'wrong dataset') FROM fairshare.jobs WHERE job_name = 'alice-3';
 SELECT public.regress_try_hint($$UPDATE fairshare.jobs SET stop_kind = NULL, stop_reason = NULL, stop_requested_at = NULL
  WHERE job_name = 'alice-3'$$);
