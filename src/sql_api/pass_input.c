@@ -241,7 +241,8 @@ static FairshareStatement backoffs_stmt = {
  * says Training or Uploading) when it last began to, from its events (an
  * index probe per such job; it resumes from its checkpoint in every attempt,
  * so only the last start counts), and its queue's checkpoint_interval (a
- * primary-key probe per such job; NULL: fairshare.checkpoint_interval).
+ * primary-key probe per such job; NULL: fairshare.checkpoint_interval), in
+ * whole seconds rounded up, so that any interval above 0 counts.
  */
 static FairshareStatement running_stmt = {
 	.what = "read the jobs that hold capacity",
@@ -254,7 +255,7 @@ static FairshareStatement running_stmt = {
 		" (SELECT max(e.at) FROM fairshare.job_events e WHERE e.job_id = jobs.job_id AND e.new_status = 'RUNNING') END, "
 		"share_identifier, "
 		"CASE WHEN jsonb_typeof(request -> 'CheckpointConfig') = 'object' THEN"
-		" (SELECT extract(epoch FROM q.checkpoint_interval)::int4 FROM fairshare.job_queues q"
+		" (SELECT ceil(extract(epoch FROM q.checkpoint_interval))::int4 FROM fairshare.job_queues q"
 		"  WHERE q.name = jobs.job_queue) END"
 		" FROM fairshare.jobs WHERE status IN " FS_PLACED_STATUSES_SQL,
 };
