@@ -710,7 +710,7 @@ simulate_day(const Workload *workload, const Policy *policy, const DayConfig *co
 	 */
 	if (policy->victim_order == FS_VICTIMS_LATEST_STARTED)
 	{
-		d.sim.min_runtime = FS_SECONDS(OLD_ORDER_MIN_RUNTIME_SECONDS);
+		d.sim.min_runtime = config->old_order_min_runtime;
 		d.sim.reclaim_wait = 0;
 	}
 	else

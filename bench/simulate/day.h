@@ -34,7 +34,8 @@
 /*
  * fairshare.preemption_min_runtime of the preemption before the least-lost
  * victim order (its default then): quota-latest keeps it, so that column
- * stays the old preemption whatever --min-runtime says.
+ * stays the old preemption whatever --min-runtime says
+ * (--old-order-min-runtime changes it, to measure that order alone).
  */
 #define OLD_ORDER_MIN_RUNTIME_SECONDS 300
 
@@ -45,6 +46,7 @@ typedef struct DayConfig
 	FsTime		stop_delay;		/* StopTrainingJob until Stopped */
 	FsTime		min_runtime;	/* fairshare.preemption_min_runtime (not for
 								 * quota-latest) */
+	FsTime		old_order_min_runtime;	/* quota-latest's */
 	FsTime		reclaim_wait;	/* fairshare.reclaim_wait (not for quota-latest) */
 	bool		checkpoint_on_stop; /* a stopped job with checkpoints writes one
 									 * more (fairshare.checkpoint_on_stop) */

@@ -62,6 +62,7 @@
  *   --min-runtime S     fairshare.preemption_min_runtime (default 0, as the
  *                       setting's).  Not for quota-latest, which keeps the
  *                       5 minutes of the preemption before this default.
+ *   --old-order-min-runtime S   quota-latest's instead (default 300)
  *   --summary           also one "summary POLICY KEY VALUE" line per number,
  *                       for scripts (test/simulate/simulate.test, seeds.sh)
  *   --jobs FILE         one CSV line per job and policy, for looking closer
@@ -92,6 +93,7 @@ typedef struct Options
 	int			allowance_seconds;
 	int			reclaim_wait_seconds;
 	int			min_runtime_seconds;
+	int			old_order_min_runtime_seconds;
 	bool		checkpoint_on_stop;
 	int			warmup_days;
 	int			checkpoint_percent;
@@ -107,7 +109,8 @@ usage(void)
 	fprintf(stderr, "usage: simulate [--seed N] [--policies KEY,...] [--warmup DAYS] [--capacity N]\n"
 			"                [--poll SECONDS] [--starvation SECONDS] [--allowance SECONDS] [--summary]\n"
 			"                [--checkpoints PERCENT] [--checkpoint-minutes M] [--checkpoint-on-stop]\n"
-			"                [--reclaim-wait SECONDS] [--min-runtime SECONDS] [--jobs FILE.csv] [--trace JOB]\n"
+			"                [--reclaim-wait SECONDS] [--min-runtime SECONDS]\n"
+			"                [--old-order-min-runtime SECONDS] [--jobs FILE.csv] [--trace JOB]\n"
 			"  policies: fifo strict-fifo priority fair-share quota-shares quota-latest quota-fair\n");
 	exit(2);
 }
@@ -146,6 +149,7 @@ parse_options(Options *o, int argc, char **argv)
 	o->allowance_seconds = 900;
 	o->reclaim_wait_seconds = 0;
 	o->min_runtime_seconds = 0;
+	o->old_order_min_runtime_seconds = OLD_ORDER_MIN_RUNTIME_SECONDS;
 	o->warmup_days = 1;
 	o->checkpoint_percent = 50;
 	o->checkpoint_minutes = 30;
@@ -171,6 +175,8 @@ parse_options(Options *o, int argc, char **argv)
 			o->reclaim_wait_seconds = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--min-runtime") == 0 && i + 1 < argc)
 			o->min_runtime_seconds = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--old-order-min-runtime") == 0 && i + 1 < argc)
+			o->old_order_min_runtime_seconds = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--allowance") == 0 && i + 1 < argc)
 			o->allowance_seconds = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
@@ -187,11 +193,12 @@ parse_options(Options *o, int argc, char **argv)
 			usage();
 	}
 	if (o->capacity < 32 || o->poll_seconds < 1 || o->warmup_days < 0 || o->warmup_days > 30 ||
-		o->min_runtime_seconds < 0 ||
+		o->min_runtime_seconds < 0 || o->old_order_min_runtime_seconds < 0 ||
 		o->checkpoint_percent < 0 || o->checkpoint_percent > 100 || o->checkpoint_minutes < 1)
 	{
 		fprintf(stderr, "simulate: --capacity must be at least 32 (the largest job), --poll at least 1, --warmup 0-30,\n"
-				"  --checkpoints 0-100, --checkpoint-minutes at least 1, --min-runtime at least 0\n");
+				"  --checkpoints 0-100, --checkpoint-minutes at least 1,\n"
+				"  --min-runtime and --old-order-min-runtime at least 0\n");
 		exit(2);
 	}
 }
@@ -256,7 +263,7 @@ print_header(const Options *o, const Workload *w)
 	printf("  SageMaker    startup 3-8 min per attempt, stop 2 min; a pass on every event and every %d s\n",
 		   o->poll_seconds);
 	printf("  settings     preemption_min_runtime %d s (the old order: %d s), starvation_seconds %d s, reclaim_wait %d s\n",
-		   o->min_runtime_seconds, OLD_ORDER_MIN_RUNTIME_SECONDS, o->starvation_seconds, o->reclaim_wait_seconds);
+		   o->min_runtime_seconds, o->old_order_min_runtime_seconds, o->starvation_seconds, o->reclaim_wait_seconds);
 	if (o->allowance_seconds > 0)
 		printf("  time limits  MaxRuntimeInSeconds 1.5 x training, rounded up to 10 min; + %d s for startup and stop\n",
 			   o->allowance_seconds);
@@ -532,6 +539,7 @@ main(int argc, char **argv)
 	config.poll_interval = FS_SECONDS(o.poll_seconds);
 	config.stop_delay = FS_SECONDS(120);
 	config.min_runtime = FS_SECONDS(o.min_runtime_seconds);
+	config.old_order_min_runtime = FS_SECONDS(o.old_order_min_runtime_seconds);
 	config.starvation = FS_SECONDS(o.starvation_seconds);
 	config.day_length = FS_SECONDS(86400);
 	config.horizon = FS_SECONDS(14 * 86400);
@@ -546,7 +554,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (jobs != NULL)
-		fprintf(jobs, "policy,job,class,instances,submitted_min,waited_min,placed_min,attempts,finished_min\n");
+		fprintf(jobs, "policy,job,day,class,instances,submitted_min,waited_min,placed_min,attempts,finished_min\n");
 	print_header(&o, &w);
 	fflush(stdout);
 	for (p = 0; p < o.n_policies; p++)
