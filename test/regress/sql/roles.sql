@@ -180,6 +180,27 @@ UPDATE fairshare.jobs SET stop_reason = stop_reason || ' (noted by the admin)' W
 SELECT job_name, status, stop_kind, stop_reason, stop_requested_at IS NOT NULL AS stop_asked
   FROM fairshare.jobs WHERE job_name = 'alice-3';
 DELETE FROM fairshare.jobs WHERE job_name = 'bob-1' RETURNING job_name, status;
+-- A stronger stop is the admin's to ask for: the admin's scheduling pass
+-- makes a preemption of a job past its attempt_duration_seconds a timeout.
+\c - postgres
+INSERT INTO fairshare.jobs (job_name, job_queue, request, attempt_duration_seconds)
+SELECT 'admin-timeout', 'q', request, 60 FROM public.fs_req;
+UPDATE fairshare.jobs SET status = 'RUNNABLE' WHERE job_name = 'admin-timeout';
+UPDATE fairshare.jobs SET status = 'SCHEDULED', service_environment = 'p4', instance_type = 'ml.p4d.24xlarge'
+ WHERE job_name = 'admin-timeout';
+SELECT fairshare.apply_status(job_id, jsonb_build_object('TrainingJobName', training_job_name,
+	   'TrainingJobStatus', 'InProgress', 'SecondaryStatus', 'Training'))
+  FROM fairshare.jobs WHERE job_name = 'admin-timeout';
+SET session_replication_role = replica;
+UPDATE fairshare.jobs SET started_at = now() - interval '1 hour', stop_kind = 'PREEMPT',
+	   stop_reason = 'preempted by hand', stop_requested_at = now(),
+	   preempted_for = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'alice-3')
+ WHERE job_name = 'admin-timeout';
+RESET session_replication_role;
+\c - regress_fs_admin
+\set SHOW_CONTEXT never
+SELECT count(*) >= 0 AS ran FROM fairshare.schedule();
+SELECT job_name, status, stop_kind, stop_reason, preempted_for FROM fairshare.jobs WHERE job_name = 'admin-timeout';
 
 \c - postgres
 SET client_min_messages = warning;
