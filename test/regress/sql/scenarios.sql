@@ -471,6 +471,28 @@ SELECT public.regress_try($$UPDATE fairshare.job_queues SET checkpoint_interval 
 RESET fairshare.preemption_min_runtime;
 
 -------------------------------------------------------------------------------
+-- Young jobs are not spared by default (docs/preemption.md, 'Young jobs are
+-- not spared'): Borrower runs a job placed an hour ago and one placed just
+-- now, neither with CheckpointConfig; Owner reclaims 2.  By default the
+-- young one, which loses least, is stopped; with preemption_min_runtime
+-- '5min' it is spared and the old one loses its hour.
+-------------------------------------------------------------------------------
+CREATE FUNCTION pg_temp.young_and_old(name text) RETURNS bigint LANGUAGE sql AS $$
+	SELECT pg_temp.borrow_world(name, 4);
+	SELECT pg_temp.borrowers_training(name, 2, 2);
+	SET LOCAL session_replication_role = replica;
+	UPDATE fairshare.jobs SET started_at = now() - interval '1 hour' WHERE job_name = name || '-b1';
+	SET LOCAL session_replication_role = origin;
+	SELECT pg_temp.submit(name || '-queue', 'Owner', name || '-owner', 2);
+$$;
+SELECT pg_temp.young_and_old('yg') > 0 AS submitted;
+SELECT job, action, reason FROM pg_temp.pass() WHERE action = 'PREEMPT';
+SELECT pg_temp.young_and_old('yo') > 0 AS submitted;
+SET fairshare.preemption_min_runtime = '5min';
+SELECT job, action, reason FROM pg_temp.pass() WHERE action = 'PREEMPT';
+RESET fairshare.preemption_min_runtime;
+
+-------------------------------------------------------------------------------
 -- fairshare.reclaim_wait (docs/preemption.md): a reclaim that victims could
 -- make room for first waits, nominated and holding the room that frees by
 -- itself; once it has waited it preempts what is still short.  Borrower
