@@ -418,16 +418,24 @@ RESET fairshare.starvation_seconds;
 -------------------------------------------------------------------------------
 SET fairshare.preemption_min_runtime = 0;
 SET fairshare.checkpoint_interval = 1;
-SELECT pg_temp.borrow_world('ck', 4);
-INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, request, instance_count)
-SELECT name, 'ck-queue', 'Borrower',
-	   jsonb_build_object('RoleArn', 'arn:aws:iam::123456789012:role/SageMakerRole',
-		   'OutputDataConfig', jsonb_build_object('S3OutputPath', 's3://bucket/out'),
-		   'ResourceConfig', jsonb_build_object('InstanceType', 'ml.p4d.24xlarge', 'InstanceCount', 2))
-	   || CASE WHEN name = 'ck-saves' THEN jsonb_build_object('CheckpointConfig',
-			  jsonb_build_object('S3Uri', 's3://bucket/checkpoints/ck-saves')) ELSE '{}' END,
-	   2
-  FROM unnest(ARRAY['ck-saves', 'ck-none']) name;
+-- checkpoint_jobs(name, queue_interval): borrow_world NAME of 4 instances,
+-- its queue's checkpoint_interval set, and Borrower's NAME-saves (with
+-- CheckpointConfig) and NAME-none, 2 instances each.
+CREATE FUNCTION pg_temp.checkpoint_jobs(name text, queue_interval interval) RETURNS void
+LANGUAGE sql AS $$
+	SELECT pg_temp.borrow_world(name, 4);
+	UPDATE fairshare.job_queues SET checkpoint_interval = queue_interval WHERE job_queues.name = checkpoint_jobs.name || '-queue';
+	INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, request, instance_count)
+	SELECT checkpoint_jobs.name || '-' || kind, checkpoint_jobs.name || '-queue', 'Borrower',
+		   jsonb_build_object('RoleArn', 'arn:aws:iam::123456789012:role/SageMakerRole',
+			   'OutputDataConfig', jsonb_build_object('S3OutputPath', 's3://bucket/out'),
+			   'ResourceConfig', jsonb_build_object('InstanceType', 'ml.p4d.24xlarge', 'InstanceCount', 2))
+		   || CASE WHEN kind = 'saves' THEN jsonb_build_object('CheckpointConfig',
+				  jsonb_build_object('S3Uri', 's3://bucket/checkpoints/' || checkpoint_jobs.name || '-saves')) ELSE '{}' END,
+		   2
+	  FROM unnest(ARRAY['saves', 'none']) kind;
+$$;
+SELECT pg_temp.checkpoint_jobs('ck', NULL);
 SELECT * FROM pg_temp.pass();
 SELECT pg_temp.all_training();
 SELECT pg_sleep(1.5);
@@ -442,17 +450,7 @@ RESET fairshare.checkpoint_interval;
 -- by the queue, the other (the old order's choice) is.
 CREATE FUNCTION pg_temp.checkpoint_world(name text, queue_interval interval) RETURNS bigint
 LANGUAGE sql AS $$
-	SELECT pg_temp.borrow_world(name, 4);
-	UPDATE fairshare.job_queues SET checkpoint_interval = queue_interval WHERE job_queues.name = checkpoint_world.name || '-queue';
-	INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, request, instance_count)
-	SELECT checkpoint_world.name || '-' || kind, checkpoint_world.name || '-queue', 'Borrower',
-		   jsonb_build_object('RoleArn', 'arn:aws:iam::123456789012:role/SageMakerRole',
-			   'OutputDataConfig', jsonb_build_object('S3OutputPath', 's3://bucket/out'),
-			   'ResourceConfig', jsonb_build_object('InstanceType', 'ml.p4d.24xlarge', 'InstanceCount', 2))
-		   || CASE WHEN kind = 'saves' THEN jsonb_build_object('CheckpointConfig',
-				  jsonb_build_object('S3Uri', 's3://bucket/checkpoints/x')) ELSE '{}' END,
-		   2
-	  FROM unnest(ARRAY['saves', 'none']) kind;
+	SELECT pg_temp.checkpoint_jobs(name, queue_interval);
 	SELECT count(*) FROM fairshare.schedule();
 	SELECT pg_temp.all_training();
 	SELECT pg_sleep(1.5);
@@ -502,16 +500,7 @@ RESET fairshare.preemption_min_runtime;
 -------------------------------------------------------------------------------
 SET fairshare.preemption_min_runtime = 0;
 SET fairshare.reclaim_wait = 3600;
-SELECT pg_temp.borrow_world('rw', 4);
-INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, request, instance_count)
-SELECT name, 'rw-queue', 'Borrower',
-	   jsonb_build_object('RoleArn', 'arn:aws:iam::123456789012:role/SageMakerRole',
-		   'OutputDataConfig', jsonb_build_object('S3OutputPath', 's3://bucket/out'),
-		   'ResourceConfig', jsonb_build_object('InstanceType', 'ml.p4d.24xlarge', 'InstanceCount', 2))
-	   || CASE WHEN name = 'rw-saves' THEN jsonb_build_object('CheckpointConfig',
-			  jsonb_build_object('S3Uri', 's3://bucket/checkpoints/rw-saves')) ELSE '{}' END,
-	   2
-  FROM unnest(ARRAY['rw-saves', 'rw-none']) name;
+SELECT pg_temp.checkpoint_jobs('rw', NULL);
 SELECT * FROM pg_temp.pass();
 SELECT pg_temp.all_training();
 SELECT pg_temp.submit('rw-queue', 'Owner', 'rw-owner', 2) > 0 AS submitted;
