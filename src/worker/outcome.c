@@ -125,7 +125,13 @@ submitted_as_time(const char *unix_us)
  * lost the end of the WAL, a job submitted on the new primary can be given
  * a lost job's id, and so its attempt the lost attempt's name and its
  * installation and job id tags.  Only the submission time tells them
- * apart.  Training jobs made before the tag was set have none.
+ * apart.  Every training job named with the installation carries it (both
+ * came in the same release), so one without it was made by someone else:
+ * the installation id and a waiting job's id are no secret, and anyone
+ * allowed to create training jobs in the account could otherwise make the
+ * job's next attempt, with their own image and output, and have it taken
+ * for the job's.  Only 0.1.0's names, without the installation, go
+ * without the tag.
  */
 static bool
 ours_by_tags(const FairshareDispatch *d, const AttemptTrack *t, Jsonb *tags, char **why)
@@ -144,8 +150,16 @@ ours_by_tags(const FairshareDispatch *d, const AttemptTrack *t, Jsonb *tags, cha
 		(installation != NULL ? strcmp(installation, d->installation_id) == 0 :
 		 !named_with_installation && tag_value(tags, "fairshare:job-queue") != NULL))
 	{
-		if (submitted == NULL || strcmp(submitted, own_submitted) == 0)
+		if (submitted == NULL ? !named_with_installation : strcmp(submitted, own_submitted) == 0)
 			return true;
+		if (submitted == NULL)
+		{
+			*why = psprintf("TrainingJobNameConflict: a training job named %s already exists in SageMaker and is not "
+							"this attempt's: it has no fairshare:job-submitted tag, which every training job "
+							"fairshare names so carries; fairshare did not adopt it",
+							t->name);
+			return false;
+		}
 		*why = psprintf("TrainingJobNameConflict: a training job named %s already exists in SageMaker and is not "
 						"this attempt's: it belongs to an earlier job %s of this installation, submitted at %s "
 						"(this one was submitted at %s), whose row this database no longer has (an "
