@@ -280,26 +280,29 @@ CREATE TRIGGER refuse_placed_truncate BEFORE TRUNCATE ON fairshare.jobs
 	FOR EACH STATEMENT EXECUTE FUNCTION fairshare._refuse_placed_truncate();
 
 -- An attempt that has ended is history too: only a superuser may change
--- it.  Of the current attempt an admin may set the outcome and reason, but
--- not the training job it names or where: the orphan sweep counts a
--- training job as known by those (as the job's, src/tables/transition.c).
+-- it.  Of the current attempt an admin may set the outcome and reason
+-- only: not the training job it names or where, which the orphan sweep
+-- counts a training job as known by (as the job's,
+-- src/tables/transition.c), nor its times and what it was placed for.
 CREATE FUNCTION fairshare._guard_closed_attempt()
 RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
-	IF OLD.stopped_at IS NOT NULL AND NEW IS DISTINCT FROM OLD
+	-- the cheap tests first: the lifecycle trigger's own writes (as the
+	-- owner) change started_at and stopped_at of many rows at a time
+	IF NEW IS DISTINCT FROM OLD
+	   AND (OLD.stopped_at IS NOT NULL
+			OR (pg_catalog.to_jsonb(NEW) - 'outcome' - 'status_reason')
+			   IS DISTINCT FROM (pg_catalog.to_jsonb(OLD) - 'outcome' - 'status_reason'))
 	   AND NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
-		RAISE EXCEPTION 'attempt % of job % has ended: it cannot change', OLD.attempt, OLD.job_id
-			USING ERRCODE = 'object_not_in_prerequisite_state',
-				  HINT = 'The history of an attempt is kept as it happened; only a superuser may correct it.';
-	END IF;
-	IF (NEW.job_id, NEW.attempt, NEW.training_job_name, NEW.training_job_arn, NEW.service_environment,
-		NEW.instance_type, NEW.instance_count)
-	   IS DISTINCT FROM (OLD.job_id, OLD.attempt, OLD.training_job_name, OLD.training_job_arn,
-						 OLD.service_environment, OLD.instance_type, OLD.instance_count)
-	   AND NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
-		RAISE EXCEPTION 'attempt % of job %: the training job it names, and where, are set by fairshare', OLD.attempt, OLD.job_id
+		IF OLD.stopped_at IS NOT NULL THEN
+			RAISE EXCEPTION 'attempt % of job % has ended: it cannot change', OLD.attempt, OLD.job_id
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  HINT = 'The history of an attempt is kept as it happened; only a superuser may correct it.';
+		END IF;
+		RAISE EXCEPTION 'attempt % of job %: only its outcome and status_reason may change', OLD.attempt, OLD.job_id
 			USING ERRCODE = 'generated_always',
-				  HINT = 'Only its outcome and status_reason may change; only a superuser may correct the rest.';
+				  DETAIL = 'The rest is set by fairshare: the training job it names and where, which the orphan sweep counts as known, and its history.',
+				  HINT = 'Only a superuser may correct the rest.';
 	END IF;
 	RETURN NEW;
 END

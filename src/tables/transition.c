@@ -6,9 +6,9 @@
  * Only the transitions of docs/lifecycle.md, 'Transitions' are allowed; what was submitted
  * stays as submitted (only scheduling_priority may change); only a
  * scheduling pass or a superuser places a job, and only a superuser (the
- * dispatcher) moves a placed job out of the placed states, changes the
- * columns that name its training job, or withdraws or weakens a stop asked
- * for; each transition sets the row's
+ * dispatcher) moves a placed job on to another state, changes the
+ * columns that name its training job or record its history, or withdraws
+ * or weakens a stop asked for; each transition sets the row's
  * timestamps and placement columns:
  *	 -> RUNNABLE	runnable_at the first time (a job keeps its place in line);
  *					from a placed state the placement and stop are cleared
@@ -192,6 +192,34 @@ check_placement_columns(Relation rel, int64 job_id, JobState from, JobState to,
 }
 
 /*
+ * The columns that record the job's history, set only by its transitions
+ * (and by apply_status(), for preemptions): when it entered its queue (its
+ * place in line), was placed, started (its time limit and the work a
+ * preemption would lose count from it) and stopped, and how often it was
+ * preempted (against preemption_retries).  Changed by hand they would move
+ * the job in line or around its limits; only a superuser may correct them.
+ */
+static void
+check_history_columns(Relation rel, int64 job_id, const JobRow *old_row, const JobRow *new_row)
+{
+	static const JobColumn history_columns[] = {
+		COL_RUNNABLE_AT, COL_SCHEDULED_AT, COL_STARTED_AT, COL_STOPPED_AT, COL_PREEMPTIONS
+	};
+
+	if (superuser())
+		return;
+	for (int i = 0; i < lengthof(history_columns); i++)
+		if (!same_value(rel, history_columns[i], old_row, new_row))
+			ereport(ERROR,
+					(errcode(ERRCODE_GENERATED_ALWAYS),
+					 errmsg("column \"%s\" of job " INT64_FORMAT " is set by fairshare and cannot be changed",
+							fairshare_job_column_names[history_columns[i]], job_id),
+					 errdetail("It records the job's history: its place in line, its time limit, the work a preemption "
+							   "would lose and its preemption_retries are counted from these columns."),
+					 errhint("Only a superuser may correct it.  To move a job in line, change its scheduling_priority.")));
+}
+
+/*
  * How strong a stop is: a preemption gives the job back to its queue, a
  * timeout and a terminate end it, and a terminate is the user's word.
  * 0 for none (NULL).
@@ -329,6 +357,7 @@ fairshare_job_transition(PG_FUNCTION_ARGS)
 						job_id),
 				 errhint("Each placement adds one attempt; fairshare.job_attempts has one row per attempt.")));
 	check_placement_columns(rel, job_id, from, to, &old_row, &new_row);
+	check_history_columns(rel, job_id, &old_row, &new_row);
 	check_stop_kept(rel, job_id, from, &old_row, &new_row);
 	if (from == to)
 		return PointerGetDatum(trigdata->tg_newtuple);
@@ -353,6 +382,21 @@ fairshare_job_transition(PG_FUNCTION_ARGS)
 						job_id, state_names[from], state_names[to]),
 				 errdetail("Its training job would go on running, billed, with nothing to follow or stop it."),
 				 errhint("Call fairshare.terminate_job(job_id, reason): the training job is stopped and the job fails once SageMaker says so.")));
+
+	/*
+	 * Between the placed states a job follows what SageMaker reports of its
+	 * training job.  Moved on by hand before its create was sent, a job
+	 * would hold its room with no training job ever made: the dispatcher
+	 * creates only for SCHEDULED jobs.
+	 */
+	if (fs_status_is_placed(from) && !superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("job " INT64_FORMAT " is %s: only fairshare moves it to %s",
+						job_id, state_names[from], state_names[to]),
+				 errdetail("A placed job's status is its training job's, as SageMaker reports it; "
+						   "the dispatcher creates the training job only while the job is SCHEDULED."),
+				 errhint("Call fairshare.terminate_job(job_id, reason) to stop it.")));
 
 	/* status_reason explains the state the job is in now. */
 	if (same_value(rel, COL_STATUS_REASON, &old_row, &new_row))

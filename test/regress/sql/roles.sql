@@ -116,6 +116,8 @@ SELECT public.regress_try($$DELETE FROM fairshare.job_queues WHERE name = 'q'$$)
 -- is recorded, but the admin cannot write events or attempts by hand.
 INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'admin-1', 'q', request FROM public.fs_req;
 UPDATE fairshare.jobs SET status = 'RUNNABLE', status_reason = 'queued by hand' WHERE job_name = 'admin-1';
+-- Its history is set by its transitions: not moved ahead in line by hand.
+SELECT public.regress_try_hint($$UPDATE fairshare.jobs SET runnable_at = '2020-01-01' WHERE job_name = 'admin-1'$$);
 -- A scheduling pass places a job (the admin's schedule() does), not the
 -- admin's UPDATE: by hand, on an environment that is not the queue's, does
 -- not exist or is being deleted, the job would be followed by nothing.
@@ -131,6 +133,12 @@ UPDATE fairshare.jobs SET status = 'SCHEDULED', service_environment = 'p4', inst
 -- training job it names, or where (docs/security.md).
 SELECT public.regress_try_hint($$UPDATE fairshare.jobs SET status = 'FAILED', status_reason = 'failed by hand' WHERE job_name = 'admin-1'$$);
 SELECT public.regress_try_hint($$UPDATE fairshare.jobs SET status = 'RUNNABLE' WHERE job_name = 'admin-1'$$);
+-- ... nor on to STARTING or RUNNING: its create has not been sent, and the
+-- dispatcher creates only for SCHEDULED jobs.
+SELECT public.regress_try_hint($$UPDATE fairshare.jobs SET status = 'RUNNING' WHERE job_name = 'admin-1'$$);
+SELECT public.regress_try($$UPDATE fairshare.jobs SET status = 'STARTING' WHERE job_name = 'admin-1'$$);
+SELECT public.regress_try($$UPDATE fairshare.jobs SET started_at = now() WHERE job_name = 'admin-1'$$);
+SELECT public.regress_try($$UPDATE fairshare.jobs SET preemptions = 7 WHERE job_name = 'admin-1'$$);
 SELECT public.regress_try_hint($$UPDATE fairshare.jobs SET training_job_name = 'someone-elses-job' WHERE job_name = 'admin-1'$$);
 SELECT public.regress_try($$UPDATE fairshare.jobs SET training_job_arn = 'arn:aws:sagemaker:us-east-1:1:training-job/x' WHERE job_name = 'admin-1'$$);
 SELECT public.regress_try($$UPDATE fairshare.jobs SET service_environment = 'elsewhere' WHERE job_name = 'admin-1'$$);
@@ -138,8 +146,14 @@ SELECT public.regress_try($$UPDATE fairshare.jobs SET instance_type = 'ml.g5.xla
 SELECT public.regress_try($$UPDATE fairshare.jobs SET stop_sent_at = now() WHERE job_name = 'admin-1'$$);
 SELECT public.regress_try($$SELECT fairshare.apply_status(job_id, '{"TrainingJobStatus": "Failed"}') FROM fairshare.jobs WHERE job_name = 'admin-1'$$);
 SELECT public.regress_try($$SELECT fairshare._cancel_unsent(job_id, training_job_name) FROM fairshare.jobs WHERE job_name = 'admin-1'$$);
--- Its open attempt the same: the admin may note a reason, not rename it.
+-- Its open attempt the same: the admin may note a reason, but not rename
+-- it ...
 SELECT public.regress_try_hint($$UPDATE fairshare.job_attempts SET training_job_name = 'someone-elses-job'
+ WHERE job_id = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'admin-1')$$);
+-- ... nor rewrite its times or what it was placed for, nor end it.
+SELECT public.regress_try_hint($$UPDATE fairshare.job_attempts SET started_at = '2020-01-02', scheduling_priority = 9999
+ WHERE job_id = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'admin-1')$$);
+SELECT public.regress_try($$UPDATE fairshare.job_attempts SET stopped_at = now()
  WHERE job_id = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'admin-1')$$);
 UPDATE fairshare.job_attempts SET status_reason = 'noted by the admin'
  WHERE job_id = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'admin-1');
