@@ -68,7 +68,6 @@ ALTER FUNCTION fairshare.exit_action(jsonb, text) SET search_path = pg_catalog, 
 ALTER FUNCTION fairshare.explain(bigint) SET search_path = pg_catalog, fairshare, pg_temp;
 ALTER FUNCTION fairshare.failures_by_hour(timestamptz, timestamptz) SET search_path = pg_catalog, fairshare, pg_temp;
 ALTER FUNCTION fairshare.fair_share_status() SET search_path = pg_catalog, fairshare, pg_temp;
-ALTER FUNCTION fairshare.is_capacity_failure(text) SET search_path = pg_catalog, fairshare, pg_temp;
 ALTER FUNCTION fairshare.job_time_stats(timestamptz, timestamptz) SET search_path = pg_catalog, fairshare, pg_temp;
 ALTER FUNCTION fairshare.queue_snapshot(text, integer) SET search_path = pg_catalog, fairshare, pg_temp;
 ALTER FUNCTION fairshare.queue_status() SET search_path = pg_catalog, fairshare, pg_temp;
@@ -588,6 +587,19 @@ COMMENT ON FUNCTION fairshare.schedule(boolean, integer) IS
 	'One scheduling pass that places or preempts at most max_jobs jobs, counting the job each reclaim is for (a reclaim''s victims and that job together), and takes in at most max_jobs new ones, as the dispatcher''s passes do; what is left waits for the next pass.';
 REVOKE ALL ON FUNCTION fairshare.schedule(boolean, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare.schedule(boolean, integer) TO fairshare_admin;
+
+------------------------------------------------------------------------------
+-- 40_scheduler.sql: an AlgorithmError is never a capacity failure (its
+-- text is the training script's, and was retried without end when it
+-- named an InsufficientCapacity error)
+------------------------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION fairshare.is_capacity_failure(failure_reason text)
+RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT failure_reason LIKE 'CapacityError%'
+		OR failure_reason LIKE 'ResourceLimitExceeded%'
+		OR (failure_reason ILIKE '%InsufficientCapacity%' AND failure_reason NOT LIKE 'AlgorithmError%')
+$$;
 
 ------------------------------------------------------------------------------
 -- 40_scheduler.sql: a training job is adopted only if made after its job

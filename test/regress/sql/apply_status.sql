@@ -108,10 +108,12 @@ SELECT service_environment, instance_type, until > now() + interval '9 minutes' 
 SELECT pg_temp.place(:c, 'p4', 'ml.p4d.24xlarge');
 SELECT pg_temp.answer(:c, 'Completed', 'Completed');
 SELECT attempt, service_environment, instance_type, outcome FROM fairshare.job_attempts WHERE job_id = :c ORDER BY attempt;
--- ResourceLimitExceeded and InsufficientCapacity count as capacity too.
+-- ResourceLimitExceeded and InsufficientCapacity count as capacity too,
+-- but not in an AlgorithmError, whose text is the training script's.
 SELECT fairshare.is_capacity_failure('ResourceLimitExceeded: account-level service limit') AS limit_exceeded,
 	   fairshare.is_capacity_failure('InsufficientCapacityError: no capacity') AS insufficient,
-	   fairshare.is_capacity_failure('AlgorithmError: capacity of my model') AS algorithm;
+	   fairshare.is_capacity_failure('AlgorithmError: capacity of my model') AS algorithm,
+	   fairshare.is_capacity_failure('AlgorithmError: ExecuteUserScriptError: my_cluster.InsufficientCapacityError: no GPUs left') AS script_says_so;
 
 -- A preempted job goes back to RUNNABLE with preemptions + 1; past
 -- preemption_retries it fails instead.
