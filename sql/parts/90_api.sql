@@ -121,8 +121,12 @@ CREATE INDEX api_submissions_token_idx ON fairshare.api_submissions (submitter_o
 	WHERE client_token IS NOT NULL;
 ALTER TABLE fairshare.api_submissions ENABLE ROW LEVEL SECURITY;
 CREATE POLICY admin_all ON fairshare.api_submissions TO fairshare_admin USING (true) WITH CHECK (true);
+-- A submitter sees the records of the jobs it sees: a job is its role's by
+-- name and OID, and a role that only has the OID (a restore into another
+-- cluster, before rebind_submitters()) sees neither.
 CREATE POLICY submitter_own ON fairshare.api_submissions FOR SELECT TO fairshare_submitter
-	USING (submitter_oid = fairshare._current_role_oid());
+	USING (submitter_oid = fairshare._current_role_oid()
+		   AND EXISTS (SELECT 1 FROM fairshare.jobs j WHERE j.job_id = api_submissions.job_id));
 -- A submitter records only its own jobs (the subquery sees them through
 -- the jobs' row-level security).
 CREATE POLICY submitter_insert_own ON fairshare.api_submissions FOR INSERT TO fairshare_submitter

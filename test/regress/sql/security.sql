@@ -57,6 +57,12 @@ RESET ROLE;
 -- superuser hands the jobs to the roles that now have those names.
 INSERT INTO fairshare.api_submissions (job_id, submitter_oid, request_hash)
 	SELECT job_id, submitter_oid, 'h' FROM fairshare.jobs WHERE submitter_oid = 'regress_sec_carol_old'::regrole LIMIT 1;
+-- A role with the jobs' OID but not their submitter's name (as a role
+-- restored with a stale OID may be) sees neither the jobs nor their API
+-- records (client tokens, payload names).
+SET ROLE regress_sec_carol_old;
+SELECT count(*) AS api_records_the_renamed_role_sees FROM fairshare.api_submissions;
+RESET ROLE;
 ALTER ROLE regress_sec_carol_old RENAME TO regress_sec_carol_gone;
 SELECT fairshare.rebind_submitters() AS rebound;
 SELECT s.submitter_oid = 'regress_sec_carol'::regrole AS api_record_rebound FROM fairshare.api_submissions s;
