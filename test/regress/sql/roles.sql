@@ -171,6 +171,12 @@ SELECT old_status, new_status, reason FROM fairshare.job_events e JOIN fairshare
 SELECT a.attempt, a.outcome, a.status_reason FROM fairshare.job_attempts a JOIN fairshare.jobs j USING (job_id)
  WHERE j.job_name = 'admin-1';
 DELETE FROM fairshare.jobs WHERE job_name = 'admin-1';
+-- A job keeps its id (its API jobId and its training jobs' names carry
+-- it), even with no history left to hold it.
+INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'admin-renumbered', 'q', request FROM public.fs_req;
+DELETE FROM fairshare.job_events WHERE job_id = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'admin-renumbered');
+SELECT public.regress_try_hint($$UPDATE fairshare.jobs SET job_id = DEFAULT WHERE job_name = 'admin-renumbered'$$);
+DELETE FROM fairshare.jobs WHERE job_name = 'admin-renumbered';
 SELECT public.regress_try($$INSERT INTO fairshare.job_events (job_id, new_status) VALUES (3, 'SUCCEEDED')$$);
 SELECT public.regress_try($$INSERT INTO fairshare.job_attempts (job_id, attempt, training_job_name, service_environment,
 						   instance_type, instance_count) VALUES (3, 9, 'x', 'p4', 'ml.p4d.24xlarge', 1)$$);
