@@ -74,6 +74,30 @@ fairshare_training_job_name_for(const char *installation_id, int64 job_id, int a
 					installation_id, job_id, attempt);
 }
 
+/*
+ * Was this training job name made with an installation id, as
+ * fairshare_training_job_name_for() makes them: does it end with this
+ * installation's first digits, the job id and an attempt number,
+ * "<digits>-<job id>-<attempt>"?  Whatever came before (the prefix, which a
+ * reload may have changed since) does not matter.  0.1.0's names,
+ * "<prefix><job id>-<attempt>", do not.
+ */
+bool
+fairshare_training_job_name_has_installation(const char *name, const char *installation_id, int64 job_id)
+{
+	char	   *tail = psprintf("%.*s-" INT64_FORMAT "-", FAIRSHARE_INSTALLATION_NAME_CHARS,
+								installation_id, job_id);
+	size_t		len = strlen(name);
+	size_t		tail_len = strlen(tail);
+	size_t		end = len;
+
+	while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9')
+		end--;
+	if (end == len || end < tail_len)
+		return false;			/* no attempt number, or too short */
+	return strncmp(name + end - tail_len, tail, tail_len) == 0;
+}
+
 char *
 fairshare_training_job_name(int64 job_id, int attempt)
 {

@@ -24,6 +24,8 @@ extern char *fairshare_training_job_name(int64 job_id, int attempt);
 
 /* The same for a given installation id; no transaction needed. */
 extern char *fairshare_training_job_name_for(const char *installation_id, int64 job_id, int attempt);
+extern bool fairshare_training_job_name_has_installation(const char *name, const char *installation_id,
+														 int64 job_id);
 
 /* The installation part of names: the first 8 hex digits of the id. */
 #define FAIRSHARE_INSTALLATION_NAME_CHARS 8

@@ -131,7 +131,10 @@ submitted_as_time(const char *unix_us)
  * allowed to create training jobs in the account could otherwise make the
  * job's next attempt, with their own image and output, and have it taken
  * for the job's.  Only 0.1.0's names, without the installation, go
- * without the tag.
+ * without the tag; the name is judged without its prefix, which a reload
+ * may have changed since it was given.  (Whoever may read the job's row,
+ * or ListTags its earlier attempts' training jobs, knows the tag's value:
+ * docs/identity.md says why that is the account's trust.)
  */
 static bool
 ours_by_tags(const FairshareDispatch *d, const AttemptTrack *t, Jsonb *tags, char **why)
@@ -139,13 +142,11 @@ ours_by_tags(const FairshareDispatch *d, const AttemptTrack *t, Jsonb *tags, cha
 	char	   *installation = tag_value(tags, "fairshare:installation");
 	char	   *job = tag_value(tags, "fairshare:job-id");
 	char	   *own_job = psprintf(INT64_FORMAT, t->job_id);
-	char	   *first = fairshare_training_job_name_for(d->installation_id, t->job_id, 1);
 	char	   *submitted = tag_value(tags, "fairshare:job-submitted");
 	char	   *own_submitted = psprintf(INT64_FORMAT, t->submitted_us);
 	bool		named_with_installation;
 
-	/* named as now, with the installation: all of the first attempt's name but its "1" */
-	named_with_installation = strncmp(t->name, first, strlen(first) - 1) == 0;
+	named_with_installation = fairshare_training_job_name_has_installation(t->name, d->installation_id, t->job_id);
 	if (job != NULL && strcmp(job, own_job) == 0 &&
 		(installation != NULL ? strcmp(installation, d->installation_id) == 0 :
 		 !named_with_installation && tag_value(tags, "fairshare:job-queue") != NULL))
