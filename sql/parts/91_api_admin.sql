@@ -119,8 +119,12 @@ RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalo
 		WHEN 'MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED'
 			THEN starts_with(status_reason, 'MISCONFIGURATION:QUOTA_SHARE_MAX_RESOURCE')
 				 OR starts_with(status_reason, 'MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED')
+		-- (a retried failure's reason quotes SageMaker's FailureReason after
+		-- its prefix: an AlgorithmError naming a capacity error is not one)
 		WHEN 'CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY'
-			THEN starts_with(status_reason, 'CAPACITY:') OR fairshare.is_capacity_failure(status_reason)
+			THEN starts_with(status_reason, 'CAPACITY:')
+				 OR (fairshare.is_capacity_failure(status_reason)
+					 AND NOT starts_with(status_reason, 'Received status from SageMaker:'))
 		ELSE false END
 $$;
 COMMENT ON FUNCTION fairshare.time_limit_reason_matches(text, text) IS

@@ -497,8 +497,8 @@ CREATE TRIGGER refuse_placed_truncate BEFORE TRUNCATE ON fairshare.jobs
 CREATE FUNCTION fairshare._guard_closed_attempt()
 RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 BEGIN
-	-- the cheap tests first: the lifecycle trigger's own writes (as the
-	-- owner) change started_at and stopped_at of many rows at a time
+	-- (the lifecycle trigger writes started_at and stopped_at as the
+	-- catalog owner, a superuser)
 	IF NEW IS DISTINCT FROM OLD
 	   AND (OLD.stopped_at IS NOT NULL
 			OR (pg_catalog.to_jsonb(NEW) - 'outcome' - 'status_reason')

@@ -321,6 +321,9 @@ SELECT job_name, status FROM fairshare.jobs WHERE job_name IN ('too-big-elsewher
 -- A capacity failure is CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY.
 SELECT fairshare.time_limit_reason_matches('CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY',
 	'CapacityError: Unable to provision requested ML compute capacity (on tiny, ml.g5.xlarge); trying its other placements, no attempt spent');
+-- ... and a retried failure whose script named a capacity error is not.
+SELECT fairshare.time_limit_reason_matches('CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY',
+	'Received status from SageMaker: AlgorithmError: my_cluster.InsufficientCapacityError: no GPUs left; retrying (1 of 3 attempts used)');
 SELECT fairshare.time_limit_reason_matches('MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED',
 	'MISCONFIGURATION:QUOTA_SHARE_MAX_RESOURCE - the job needs 5 instances');
 
