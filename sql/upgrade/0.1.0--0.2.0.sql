@@ -292,14 +292,23 @@ $backfill$;
 -- (or a standby, which replicates it) is the same installation.  A restore
 -- runs CREATE EXTENSION, which draws a new row, and then copies the
 -- original's beside it: the oldest row is the installation, so the
--- original's wins.
+-- original's wins.  Its tag_key signs the fairshare:job-submitted tag of
+-- every training job the dispatcher creates (src/tables/installation.c),
+-- so that nobody who may create training jobs in the account can make one
+-- that is adopted: the installation id, job ids, names and submission
+-- times are all known to someone.  Only the owner reads the table
+-- (row-level security keeps pg_read_all_data out, as for API keys).
 CREATE TABLE fairshare.installation (
 	installation_id	uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-	created_at		timestamptz NOT NULL DEFAULT now()
+	created_at		timestamptz NOT NULL DEFAULT now(),
+	tag_key			text NOT NULL DEFAULT pg_catalog.replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')
+					CHECK (tag_key ~ '^[0-9a-f]{64}$')
 );
 COMMENT ON TABLE fairshare.installation IS
 	'This installation''s id (the oldest row): in every training job name (its first 8 hex digits) '
-	'and in the fairshare:installation tag, checked before an existing training job is adopted.';
+	'and in the fairshare:installation tag, checked before an existing training job is adopted; '
+	'its tag_key signs the fairshare:job-submitted tag.';
+ALTER TABLE fairshare.installation ENABLE ROW LEVEL SECURITY;
 
 INSERT INTO fairshare.installation DEFAULT VALUES;
 

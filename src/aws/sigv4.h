@@ -120,4 +120,8 @@ extern int	fs_sigv4_valid_amz_date(const char *amz_date);
 extern int	fs_sigv4_sha256_hex(const unsigned char *data, size_t len,
 								char *out);
 
+/* Lower-case hex HMAC-SHA256 of msg under key into out[65]; false if OpenSSL fails. */
+extern int	fs_sigv4_hmac_sha256_hex(const unsigned char *key, size_t key_len,
+									 const char *msg, size_t msg_len, char *out);
+
 #endif							/* FAIRSHARE_SIGV4_H */

@@ -78,6 +78,18 @@ hmac_sha256(const unsigned char *key, size_t key_len,
 	return outlen == SHA256_LEN;
 }
 
+int
+fs_sigv4_hmac_sha256_hex(const unsigned char *key, size_t key_len,
+						 const char *msg, size_t msg_len, char *out)
+{
+	unsigned char mac[SHA256_LEN];
+
+	if (!hmac_sha256(key, key_len, msg, msg_len, mac))
+		return 0;
+	to_hex(mac, SHA256_LEN, out);
+	return 1;
+}
+
 /*
  * signature = hex(HMAC(kSigning, string_to_sign)), where kSigning derives
  * from "AWS4" + secret through the date, the region, the service and

@@ -1,13 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * installation.c
- *		This installation's id, and the training job names made from it.
+ *		This installation's id and tag key, and the training job names
+ *		made from the id.
  *
  * The id is fairshare.installation_id() (the oldest row of
  * fairshare.installation, drawn by CREATE EXTENSION).  It goes into every training job name, so that another
  * installation handing out the same job ids does not hand out the same
  * names, and into the fairshare:installation tag, which the dispatcher
  * reads before it adopts a training job it did not see itself create.
+ * The same row's tag_key signs the fairshare:job-submitted tag
+ * (src/worker/attempts.c, dispatch_submission_tag).
  *
  * Names are made once per placement, thousands per pass: the id is read at
  * most once per transaction (a restore may change it under a long-lived
@@ -36,32 +39,57 @@ static FairshareStatement installation_id_stmt = {
 	.max_rows = 1,
 };
 
-const char *
-fairshare_installation_id(void)
+static FairshareStatement tag_key_stmt = {
+	.what = "read fairshare.installation's tag_key",
+	.sql = "SELECT tag_key FROM fairshare.installation ORDER BY created_at, installation_id LIMIT 1",
+	.read_only = true,
+	.max_rows = 1,
+};
+
+/* The one text value stmt reads of the installation, into out, as the catalog owner. */
+static void
+read_installation(FairshareStatement *stmt, char *out, size_t size)
 {
 	FairshareSavedUser saved;
 	bool		isnull;
-	Datum		id;
+	Datum		value = (Datum) 0;
 
-	if (cached_in == MyProc->lxid && cached_id[0] != '\0')
-		return cached_id;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	saved = fairshare_become_catalog_owner();
-	if (fairshare_run_statement(&installation_id_stmt, NULL, NULL) != 1)
-		elog(ERROR, "could not read fairshare.installation_id()");
-	id = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	isnull = fairshare_run_statement(stmt, NULL, NULL) != 1;
+	if (!isnull)
+		value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("fairshare.installation is empty"),
 				 errhint("Restore it from a backup of this installation, or, for a new installation, "
 						 "INSERT INTO fairshare.installation DEFAULT VALUES.")));
-	strlcpy(cached_id, TextDatumGetCString(id), sizeof(cached_id));
+	strlcpy(out, TextDatumGetCString(value), size);
 	fairshare_restore_user(saved);
 	SPI_finish();
+}
+
+const char *
+fairshare_installation_id(void)
+{
+	if (cached_in == MyProc->lxid && cached_id[0] != '\0')
+		return cached_id;
+	read_installation(&installation_id_stmt, cached_id, sizeof(cached_id));
 	cached_in = MyProc->lxid;
 	return cached_id;
+}
+
+/*
+ * The key that signs the fairshare:job-submitted tag, of the row
+ * installation_id() reads, into key.  The table is the owner's alone; the
+ * caller keeps the key out of every message.
+ */
+void
+fairshare_installation_tag_key(char *key, size_t size)
+{
+	read_installation(&tag_key_stmt, key, size);
 }
 
 char *

@@ -10,6 +10,7 @@
  */
 #include "pg_prelude.h"
 
+#include "aws/sigv4.h"
 #include "datums.h"
 #include "settings.h"
 #include "statement.h"
@@ -55,23 +56,58 @@ dispatch_list_tags_request(const char *arn)
 }
 
 /*
+ * The fairshare:job-submitted tag of an attempt's training job: the job's
+ * submission time (Unix microseconds), a dot, and the hex HMAC-SHA256 of
+ * "<training job name>.<that time>" under the installation's tag_key.
+ * The time tells a job from a lost one that had its id (outcome.c,
+ * ours_by_tags); the signature, which only the dispatcher can make, tells
+ * a training job it created from one that anyone else created under the
+ * same name, with tags copied from the job's earlier attempts.
+ */
+char *
+dispatch_submission_tag(const FairshareDispatch *d, const char *name, int64 submitted_us)
+{
+	char	   *signed_text = psprintf("%s." INT64_FORMAT, name, submitted_us);
+	char		mac[65];
+
+	if (!fs_sigv4_hmac_sha256_hex((const unsigned char *) d->tag_key, strlen(d->tag_key),
+								  signed_text, strlen(signed_text), mac))
+		ereport(ERROR,
+				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+				 errmsg("fairshare dispatcher: could not sign the fairshare:job-submitted tag of %s", name),
+				 errdetail("OpenSSL's HMAC-SHA256 failed.")));
+	return psprintf(INT64_FORMAT ".%s", submitted_us, mac);
+}
+
+/*
  * Send CreateTrainingJob for the n attempts of a turn that need one.  Their
  * bodies are read in one short transaction, committed before any is
  * submitted; an attempt whose job moved on (another attempt, or no longer
- * SCHEDULED) gets nothing.
+ * SCHEDULED) gets nothing.  The body is create_training_job_request()'s,
+ * with its fairshare:job-submitted tag signed ($2, in the order of $1).
  */
 void
 dispatch_send_creates(FairshareDispatch *d, AttemptTrack **want, int n)
 {
 	static FairshareStatement requests_stmt = {
 		.what = "read the create requests",
-		.sql = "SELECT j.job_id, j.training_job_name, fairshare.create_training_job_request(j) "
-			"FROM fairshare.jobs j WHERE j.job_id = ANY($1) AND j.status = 'SCHEDULED'",
-		.argtypes = {INT8ARRAYOID},
+		.sql = "SELECT j.job_id, j.training_job_name, "
+			"CASE WHEN pg_catalog.jsonb_typeof(r -> 'Tags') = 'array' "
+			"THEN r || pg_catalog.jsonb_build_object('Tags', "
+			"(SELECT pg_catalog.jsonb_agg(CASE WHEN x.tag ->> 'Key' = 'fairshare:job-submitted' "
+			"THEN pg_catalog.jsonb_build_object('Key', 'fairshare:job-submitted', "
+			"'Value', ($2::pg_catalog.text[])[pg_catalog.array_position($1, j.job_id)]) "
+			"ELSE x.tag END ORDER BY x.n) "
+			"FROM pg_catalog.jsonb_array_elements(r -> 'Tags') WITH ORDINALITY AS x (tag, n))) "
+			"ELSE r END "
+			"FROM fairshare.jobs j CROSS JOIN LATERAL fairshare.create_training_job_request(j) AS r "
+			"WHERE j.job_id = ANY($1) AND j.status = 'SCHEDULED'",
+		.argtypes = {INT8ARRAYOID, TEXTARRAYOID},
 		.read_only = true,
 	};
-	Datum		values[1];
+	Datum		values[2];
 	Datum	   *ids;
+	Datum	   *tags;
 	int64	   *got_ids;
 	char	  **got_names;
 	Jsonb	  **got_requests;
@@ -81,9 +117,14 @@ dispatch_send_creates(FairshareDispatch *d, AttemptTrack **want, int n)
 	if (n == 0)
 		return;
 	ids = palloc(sizeof(Datum) * n);
+	tags = palloc(sizeof(Datum) * n);
 	for (int i = 0; i < n; i++)
+	{
 		ids[i] = Int64GetDatum(want[i]->job_id);
+		tags[i] = CStringGetTextDatum(dispatch_submission_tag(d, want[i]->name, want[i]->submitted_us));
+	}
 	values[0] = fairshare_int8_array(ids, n);
+	values[1] = fairshare_text_array(tags, n);
 
 	fairshare_xact_begin("fairshare dispatcher: create requests");
 	got = fairshare_run_statement(&requests_stmt, values, NULL);

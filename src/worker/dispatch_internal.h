@@ -86,6 +86,7 @@ struct FairshareDispatch
 {
 	FsSmClient *client;
 	char		installation_id[64];	/* fairshare.installation, read every turn */
+	char		tag_key[65];	/* and its tag_key: never in a message */
 	HTAB	   *tracks;
 	TimestampTz started_at;		/* attempts placed before this are suspect */
 	bool		turn_needed;	/* an outcome changed what a pass would decide */
@@ -110,6 +111,7 @@ extern void dispatch_send_call(FairshareDispatch *d, AttemptTrack *t, FsSmOperat
 extern Jsonb *dispatch_name_request(const char *name);
 extern Jsonb *dispatch_list_tags_request(const char *arn);
 extern void dispatch_send_creates(FairshareDispatch *d, AttemptTrack **want, int n);
+extern char *dispatch_submission_tag(const FairshareDispatch *d, const char *name, int64 submitted_us);
 extern void dispatch_cancel_unsent(FairshareDispatch *d, AttemptTrack *t);
 extern long dispatch_describe_due(FairshareDispatch *d, TimestampTz now, long wait_ms);
 extern bool dispatch_create_given_up(FairshareDispatch *d, AttemptTrack *t, TimestampTz now);

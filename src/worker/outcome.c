@@ -98,7 +98,10 @@ tag_value(Jsonb *response, const char *key)
 	return NULL;
 }
 
-/* A fairshare:job-submitted tag's value (Unix microseconds) as a time, or as is. */
+/*
+ * The time in a fairshare:job-submitted tag's value ("<Unix microseconds>.
+ * <signature>") as a timestamp, or the value as is.
+ */
 static char *
 submitted_as_time(const char *unix_us)
 {
@@ -107,7 +110,7 @@ submitted_as_time(const char *unix_us)
 
 	errno = 0;
 	us = strtoi64(unix_us, &end, 10);
-	if (errno != 0 || end == unix_us || *end != '\0')
+	if (errno != 0 || end == unix_us || (*end != '\0' && *end != '.'))
 		return pstrdup(unix_us);
 	return pstrdup(timestamptz_to_str(us - (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY));
 }
@@ -121,7 +124,8 @@ submitted_as_time(const char *unix_us)
  * *why says whose it is.
  *
  * The fairshare:job-submitted tag (when the job was submitted, in
- * microseconds) must be t's job's too: after an asynchronous failover
+ * microseconds, signed with the attempt's name: dispatch_submission_tag())
+ * must be t's too: after an asynchronous failover
  * lost the end of the WAL, a job submitted on the new primary can be given
  * a lost job's id, and so its attempt the lost attempt's name and its
  * installation and job id tags.  Only the submission time tells them
@@ -130,11 +134,12 @@ submitted_as_time(const char *unix_us)
  * the installation id and a waiting job's id are no secret, and anyone
  * allowed to create training jobs in the account could otherwise make the
  * job's next attempt, with their own image and output, and have it taken
- * for the job's.  Only 0.1.0's names, without the installation, go
+ * for the job's.  The signature is what they cannot copy: the submission
+ * time is in the job's row, and in the tags of the job's earlier training
+ * jobs, but each attempt's name is signed anew with a key only the
+ * catalog owner reads.  Only 0.1.0's names, without the installation, go
  * without the tag; the name is judged without its prefix, which a reload
- * may have changed since it was given.  (Whoever may read the job's row,
- * or ListTags its earlier attempts' training jobs, knows the tag's value:
- * docs/identity.md says why that is the account's trust.)
+ * may have changed since it was given.
  */
 static bool
 ours_by_tags(const FairshareDispatch *d, const AttemptTrack *t, Jsonb *tags, char **why)
@@ -143,7 +148,7 @@ ours_by_tags(const FairshareDispatch *d, const AttemptTrack *t, Jsonb *tags, cha
 	char	   *job = tag_value(tags, "fairshare:job-id");
 	char	   *own_job = psprintf(INT64_FORMAT, t->job_id);
 	char	   *submitted = tag_value(tags, "fairshare:job-submitted");
-	char	   *own_submitted = psprintf(INT64_FORMAT, t->submitted_us);
+	char	   *own_submitted = dispatch_submission_tag(d, t->name, t->submitted_us);
 	bool		named_with_installation;
 
 	named_with_installation = fairshare_training_job_name_has_installation(t->name, d->installation_id, t->job_id);

@@ -161,6 +161,13 @@ CREATE ROLE regress_sec_reader LOGIN IN ROLE pg_read_all_data;
 SELECT count(*) AS keys_made FROM fairshare.create_api_key('regress_sec_carol');
 SET ROLE regress_sec_reader;
 SELECT count(*) AS keys_the_reader_sees, count(secret_access_key) AS secrets_it_reads FROM fairshare.api_keys;
+-- ... nor the key that signs the fairshare:job-submitted tag, while the
+-- installation id stays everyone's.
+SELECT count(*) AS installation_rows_the_reader_sees FROM fairshare.installation;
+SELECT fairshare.installation_id() IS NOT NULL AS installation_id_readable;
+RESET ROLE;
+SET ROLE regress_sec_admin;
+SELECT public.regress_try('SELECT tag_key FROM fairshare.installation');
 RESET ROLE;
 SET ROLE regress_sec_admin;
 SELECT count(*) AS keys_the_admin_lists FROM (SELECT access_key_id, role, created_at FROM fairshare.api_keys) k;
