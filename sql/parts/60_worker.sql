@@ -27,10 +27,10 @@ COMMENT ON FUNCTION fairshare.dispatcher_state() IS
 -- installation, the job id, the queue, and when the job was submitted (in
 -- microseconds since 1970, as the dispatcher's work query computes it),
 -- which tells this job from a lost one that had its id (outcome.c,
--- ours_by_tags); the dispatcher appends to that value a signature of the
--- training job name that only it can make (src/worker/attempts.c,
--- dispatch_submission_tag), so a training job someone else made under the
--- name is never taken for the job's.  SageMaker
+-- ours_by_tags); the dispatcher sends that tag with its own value, the
+-- same time and a signature of the training job name that only it can make
+-- (src/worker/attempts.c, dispatch_submission_tag), so a training job
+-- someone else made under the name is never taken for the job's.  SageMaker
 -- requires a StoppingCondition; a request without one gets SageMaker's
 -- default limit, a day, which is also the time limit the scheduler assumed.
 CREATE FUNCTION fairshare.create_training_job_request(job fairshare.jobs)

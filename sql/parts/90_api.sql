@@ -30,6 +30,9 @@ GRANT SELECT (access_key_id, role, created_at, disabled_at) ON fairshare.api_key
 -- applies to it: with no policy of its own it reads no key, and no secret.
 -- The catalog owner (the API server's session) is not subject to it.
 ALTER TABLE fairshare.api_keys ENABLE ROW LEVEL SECURITY;
+-- Nor may ANALYZE copy secrets into pg_statistic, which pg_read_all_data
+-- reads past row-level security.
+ALTER TABLE fairshare.api_keys ALTER COLUMN secret_access_key SET STATISTICS 0;
 CREATE POLICY admin_list ON fairshare.api_keys FOR SELECT TO fairshare_admin USING (true);
 SELECT pg_catalog.pg_extension_config_dump('fairshare.api_keys'::regclass, '');
 

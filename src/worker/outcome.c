@@ -166,6 +166,16 @@ ours_by_tags(const FairshareDispatch *d, const AttemptTrack *t, Jsonb *tags, cha
 							t->name);
 			return false;
 		}
+		if (strcmp(submitted_as_time(submitted), submitted_as_time(own_submitted)) == 0)
+		{
+			/* this job's time, but not signed for this name under this installation's key */
+			*why = psprintf("TrainingJobNameConflict: a training job named %s already exists in SageMaker and is not "
+							"this attempt's: its fairshare:job-submitted tag is not signed by this installation "
+							"(someone else made it under this name, or it was signed under a tag_key since "
+							"replaced); fairshare did not adopt it",
+							t->name);
+			return false;
+		}
 		*why = psprintf("TrainingJobNameConflict: a training job named %s already exists in SageMaker and is not "
 						"this attempt's: it belongs to an earlier job %s of this installation, submitted at %s "
 						"(this one was submitted at %s), whose row this database no longer has (an "
@@ -418,7 +428,8 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 						{
 							ereport(WARNING,
 									(errmsg("fairshare dispatcher: job " INT64_FORMAT ": %s", t->job_id, why),
-									 errhint("Give each installation sharing a SageMaker account its own fairshare.job_name_prefix.")));
+									 errhint("Give each installation sharing a SageMaker account its own fairshare.job_name_prefix; "
+											 "a training job someone else made under one of fairshare's names is left alone.")));
 							if (dispatch_apply_status(t->job_id, dispatch_made_up_response(t->name, "Failed", why)) == OUTCOME_LEFT_PLACED)
 								d->turn_needed = true;
 							else
