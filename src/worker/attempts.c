@@ -84,7 +84,8 @@ dispatch_submission_tag(const FairshareDispatch *d, const char *name, int64 subm
  * bodies are read in one short transaction, committed before any is
  * submitted; an attempt whose job moved on (another attempt, or no longer
  * SCHEDULED) gets nothing.  The body is create_training_job_request()'s,
- * with its fairshare:job-submitted tag signed ($2, in the order of $1).
+ * with its fairshare:job-submitted tag signed ($2, in the order of $1);
+ * its Tags are always an array (the function appends fairshare's own).
  */
 void
 dispatch_send_creates(FairshareDispatch *d, AttemptTrack **want, int n)
@@ -92,14 +93,12 @@ dispatch_send_creates(FairshareDispatch *d, AttemptTrack **want, int n)
 	static FairshareStatement requests_stmt = {
 		.what = "read the create requests",
 		.sql = "SELECT j.job_id, j.training_job_name, "
-			"CASE WHEN pg_catalog.jsonb_typeof(r -> 'Tags') = 'array' "
-			"THEN r || pg_catalog.jsonb_build_object('Tags', "
+			"r || pg_catalog.jsonb_build_object('Tags', "
 			"(SELECT pg_catalog.jsonb_agg(CASE WHEN x.tag ->> 'Key' = 'fairshare:job-submitted' "
 			"THEN pg_catalog.jsonb_build_object('Key', 'fairshare:job-submitted', "
 			"'Value', ($2::pg_catalog.text[])[pg_catalog.array_position($1, j.job_id)]) "
 			"ELSE x.tag END ORDER BY x.n) "
 			"FROM pg_catalog.jsonb_array_elements(r -> 'Tags') WITH ORDINALITY AS x (tag, n))) "
-			"ELSE r END "
 			"FROM fairshare.jobs j CROSS JOIN LATERAL fairshare.create_training_job_request(j) AS r "
 			"WHERE j.job_id = ANY($1) AND j.status = 'SCHEDULED'",
 		.argtypes = {INT8ARRAYOID, TEXTARRAYOID},
