@@ -5,12 +5,13 @@
  *		made from the id.
  *
  * The id is fairshare.installation_id() (the oldest row of
- * fairshare.installation, drawn by CREATE EXTENSION).  It goes into every training job name, so that another
- * installation handing out the same job ids does not hand out the same
- * names, and into the fairshare:installation tag, which the dispatcher
- * reads before it adopts a training job it did not see itself create.
- * The same row's tag_key signs the fairshare:job-submitted tag
- * (src/worker/attempts.c, dispatch_submission_tag).
+ * fairshare.installation, drawn by CREATE EXTENSION).  It goes into every
+ * training job name, so that another installation handing out the same job
+ * ids does not hand out the same names, and into the fairshare:installation
+ * tag, which the dispatcher reads before it adopts a training job it did
+ * not see itself create.  The same row's tag_key signs the
+ * fairshare:job-submitted tag (src/worker/attempts.c,
+ * dispatch_submission_tag); the dispatcher reads the two together.
  *
  * Names are made once per placement, thousands per pass: the id is read at
  * most once per transaction (a restore may change it under a long-lived
@@ -39,34 +40,45 @@ static FairshareStatement installation_id_stmt = {
 	.max_rows = 1,
 };
 
-static FairshareStatement tag_key_stmt = {
-	.what = "read fairshare.installation's tag_key",
-	.sql = "SELECT tag_key FROM fairshare.installation ORDER BY created_at, installation_id LIMIT 1",
+/* The same row as installation_id(), with its key: one snapshot, one row. */
+static FairshareStatement id_and_key_stmt = {
+	.what = "read fairshare.installation's id and tag_key",
+	.sql = "SELECT installation_id::text, tag_key FROM fairshare.installation "
+		"ORDER BY created_at, installation_id LIMIT 1",
 	.read_only = true,
 	.max_rows = 1,
 };
 
-/* The one text value stmt reads of the installation, into out, as the catalog owner. */
+/*
+ * The text columns stmt reads of the installation's row, into out[i] (of
+ * size sizes[i]), as the catalog owner.
+ */
 static void
-read_installation(FairshareStatement *stmt, char *out, size_t size)
+read_installation(FairshareStatement *stmt, int ncolumns, char **out, const size_t *sizes)
 {
 	FairshareSavedUser saved;
-	bool		isnull;
-	Datum		value = (Datum) 0;
+	bool		found;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	saved = fairshare_become_catalog_owner();
-	isnull = fairshare_run_statement(stmt, NULL, NULL) != 1;
-	if (!isnull)
-		value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (isnull)
+	found = fairshare_run_statement(stmt, NULL, NULL) == 1;
+	for (int i = 0; found && i < ncolumns; i++)
+	{
+		bool		isnull;
+		Datum		value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &isnull);
+
+		if (isnull)
+			found = false;
+		else
+			strlcpy(out[i], TextDatumGetCString(value), sizes[i]);
+	}
+	if (!found)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("fairshare.installation is empty"),
 				 errhint("Restore it from a backup of this installation, or, for a new installation, "
 						 "INSERT INTO fairshare.installation DEFAULT VALUES.")));
-	strlcpy(out, TextDatumGetCString(value), size);
 	fairshare_restore_user(saved);
 	SPI_finish();
 }
@@ -74,22 +86,33 @@ read_installation(FairshareStatement *stmt, char *out, size_t size)
 const char *
 fairshare_installation_id(void)
 {
+	char	   *out[1] = {cached_id};
+	size_t		sizes[1] = {sizeof(cached_id)};
+
 	if (cached_in == MyProc->lxid && cached_id[0] != '\0')
 		return cached_id;
-	read_installation(&installation_id_stmt, cached_id, sizeof(cached_id));
+	read_installation(&installation_id_stmt, 1, out, sizes);
 	cached_in = MyProc->lxid;
 	return cached_id;
 }
 
 /*
- * The key that signs the fairshare:job-submitted tag, of the row
- * installation_id() reads, into key.  The table is the owner's alone; the
- * caller keeps the key out of every message.
+ * The installation's id, into id, and the key that signs the
+ * fairshare:job-submitted tag, into key, both of the row installation_id()
+ * reads and in one statement, so that they are always the same row's.  The
+ * id is cached for the transaction as fairshare_installation_id() caches
+ * it.  The table is the owner's alone; the caller keeps the key out of
+ * every message.
  */
 void
-fairshare_installation_tag_key(char *key, size_t size)
+fairshare_installation_id_and_tag_key(char *id, size_t id_size, char *key, size_t key_size)
 {
-	read_installation(&tag_key_stmt, key, size);
+	char	   *out[2] = {cached_id, key};
+	size_t		sizes[2] = {sizeof(cached_id), key_size};
+
+	read_installation(&id_and_key_stmt, 2, out, sizes);
+	cached_in = MyProc->lxid;
+	strlcpy(id, cached_id, id_size);
 }
 
 char *

@@ -26,11 +26,12 @@ extern char *fairshare_training_job_name(int64 job_id, int attempt);
 extern char *fairshare_training_job_name_for(const char *installation_id, int64 job_id, int attempt);
 
 /*
- * The installation's tag_key (64 hex digits), which signs the
- * fairshare:job-submitted tag (dispatch_submission_tag()).  Inside a
- * transaction; the caller keeps it out of every message.
+ * The installation's id and its tag_key (64 hex digits), which signs the
+ * fairshare:job-submitted tag (dispatch_submission_tag()), of one row in
+ * one statement.  Inside a transaction; the caller keeps the key out of
+ * every message.
  */
-extern void fairshare_installation_tag_key(char *key, size_t size);
+extern void fairshare_installation_id_and_tag_key(char *id, size_t id_size, char *key, size_t key_size);
 extern bool fairshare_training_job_name_has_installation(const char *name, const char *installation_id,
 														 int64 job_id);
 

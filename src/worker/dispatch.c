@@ -245,8 +245,8 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 
 	/* The placed attempts and what each needs. */
 	fairshare_xact_begin("fairshare dispatcher: work");
-	strlcpy(d->installation_id, fairshare_installation_id(), sizeof(d->installation_id));
-	fairshare_installation_tag_key(d->tag_key, sizeof(d->tag_key));
+	fairshare_installation_id_and_tag_key(d->installation_id, sizeof(d->installation_id),
+										  d->tag_key, sizeof(d->tag_key));
 	n = fairshare_run_statement(&work_stmt, NULL, NULL);
 	{
 		/* Copy out of SPI's memory into the turn's (the caller's) context. */

@@ -100,18 +100,26 @@ tag_value(Jsonb *response, const char *key)
 
 /*
  * The time in a fairshare:job-submitted tag's value ("<Unix microseconds>.
- * <signature>") as a timestamp, or the value as is.
+ * <signature>"), into *us; false when the value does not begin with one.
  */
-static char *
-submitted_as_time(const char *unix_us)
+static bool
+submitted_us_of(const char *value, int64 *us)
 {
-	int64		us;
 	char	   *end;
 
 	errno = 0;
-	us = strtoi64(unix_us, &end, 10);
-	if (errno != 0 || end == unix_us || (*end != '\0' && *end != '.'))
-		return pstrdup(unix_us);
+	*us = strtoi64(value, &end, 10);
+	return errno == 0 && end != value && (*end == '\0' || *end == '.');
+}
+
+/* That time as a timestamp, for a message, or the value as is. */
+static char *
+submitted_as_time(const char *value)
+{
+	int64		us;
+
+	if (!submitted_us_of(value, &us))
+		return pstrdup(value);
 	return pstrdup(timestamptz_to_str(us - (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY));
 }
 
@@ -149,6 +157,7 @@ ours_by_tags(const FairshareDispatch *d, const AttemptTrack *t, Jsonb *tags, cha
 	char	   *own_job = psprintf(INT64_FORMAT, t->job_id);
 	char	   *submitted = tag_value(tags, "fairshare:job-submitted");
 	char	   *own_submitted = dispatch_submission_tag(d, t->name, t->submitted_us);
+	int64		tagged_us;
 	bool		named_with_installation;
 
 	named_with_installation = fairshare_training_job_name_has_installation(t->name, d->installation_id, t->job_id);
@@ -166,7 +175,7 @@ ours_by_tags(const FairshareDispatch *d, const AttemptTrack *t, Jsonb *tags, cha
 							t->name);
 			return false;
 		}
-		if (strcmp(submitted_as_time(submitted), submitted_as_time(own_submitted)) == 0)
+		if (submitted_us_of(submitted, &tagged_us) && tagged_us == t->submitted_us)
 		{
 			/* this job's time, but not signed for this name under this installation's key */
 			*why = psprintf("TrainingJobNameConflict: a training job named %s already exists in SageMaker and is not "
