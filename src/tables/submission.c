@@ -49,6 +49,44 @@ PG_FUNCTION_INFO_V1(fairshare_validate_job_submission);
 #define MAX_INSTANCE_TYPES 10
 
 /*
+ * The length of a JSON object's text written without spaces, as a client
+ * such as boto3's compact JSON sends it.  PostgreSQL's text of a jsonb puts
+ * one space after the colon of every key and one after every comma between
+ * two items; counting those out makes the limit one on the JSON the client
+ * could have sent, not on how PostgreSQL prints it.  An item is a key, an
+ * array element, or a container inside an array (one not after a key).
+ */
+static int
+compact_json_length(Jsonb *jb)
+{
+	int			length = strlen(JsonbToCString(NULL, &jb->root, VARSIZE(jb)));
+	JsonbIterator *it = JsonbIteratorInit(&jb->root);
+	JsonbIteratorToken previous = WJB_DONE;
+	JsonbIteratorToken token;
+	JsonbValue	v;
+	int			keys = 0;
+	int			items = 0;
+	int			nonempty_containers = 0;
+
+	while ((token = JsonbIteratorNext(&it, &v, false)) != WJB_DONE)
+	{
+		bool		begins = token == WJB_BEGIN_ARRAY || token == WJB_BEGIN_OBJECT;
+
+		if (token == WJB_KEY)
+			keys++;
+		if (token == WJB_KEY || token == WJB_ELEM ||
+			(begins && previous != WJB_DONE && previous != WJB_KEY))
+			items++;
+		if ((previous == WJB_BEGIN_ARRAY || previous == WJB_BEGIN_OBJECT) &&
+			token != WJB_END_ARRAY && token != WJB_END_OBJECT)
+			nonempty_containers++;
+		previous = token;
+	}
+	/* ": " once per key; ", " between the items of each container */
+	return length - keys - (items - nonempty_containers);
+}
+
+/*
  * Columns fairshare sets, in the order they are reported: a submission that
  * gives any of them a value other than its default is refused.
  */
@@ -429,12 +467,13 @@ check_request(const Submission *s, int *request_count, char **request_type)
 	/* Text can be at most six times the binary size (\uXXXX escapes). */
 	if ((Size) VARSIZE(request) * 6 > MAX_REQUEST_BYTES)
 	{
-		int			bytes = strlen(JsonbToCString(NULL, &request->root, VARSIZE(request)));
+		int			bytes = compact_json_length(request);
 
 		if (bytes > MAX_REQUEST_BYTES)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("request is %d bytes; at most %d are allowed", bytes, MAX_REQUEST_BYTES),
+					 errmsg("request is %d bytes of JSON text (written without spaces); at most %d are allowed",
+							bytes, MAX_REQUEST_BYTES),
 					 errhint("Keep large hyperparameters and configuration in S3 and pass their location.")));
 	}
 

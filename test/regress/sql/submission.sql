@@ -121,7 +121,8 @@ INSERT INTO bad_job (what, stmt) VALUES
 ('46 tags and 1 request Tag',		$$INSERT INTO fairshare.jobs (job_name, job_queue, request, tags) VALUES ('j', 'fifo', pg_temp.req() || '{"Tags": [{"Key": "other", "Value": "x"}]}', (SELECT jsonb_object_agg('k' || i, 'v') FROM generate_series(1, 46) i))$$),
 -- nothing SageMaker could accept nests this deep (it answers 500, forever)
 ('request nested 11 deep',			$$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('j', 'fifo', pg_temp.req() || jsonb_build_object('HyperParameters', '{"a": [[[[[[[[["x"]]]]]]]]]}'::jsonb))$$),
-('request nested 4000 deep',		$$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('j', 'fifo', pg_temp.req() || jsonb_build_object('VpcConfig', (repeat('[', 4000) || repeat(']', 4000))::jsonb))$$);
+('request nested 4000 deep',		$$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('j', 'fifo', pg_temp.req() || jsonb_build_object('VpcConfig', (repeat('[', 4000) || repeat(']', 4000))::jsonb))$$),
+('request 10241 bytes written compactly', $$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('j', 'fifo', pg_temp.req() || '{"VpcConfig": {"SecurityGroupIds": ["sg-1", "sg-2"], "Subnets": [["s-1"], []]}, "Tags": [{"Key": "a", "Value": "b"}, {"Key": "c", "Value": "d"}]}' || jsonb_build_object('HyperParameters', jsonb_build_object('blob', repeat('x', 9712))))$$);
 
 CREATE TEMP TABLE before AS SELECT count(*) AS n FROM fairshare.jobs;
 \pset format unaligned
@@ -133,6 +134,11 @@ SELECT n, what, public.regress_try_hint(stmt) AS result, (SELECT count(*) FROM f
 BEGIN;
 SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request, tags) VALUES ('j', 'fifo',
 	pg_temp.req() || '{"Tags": [{"Key": "k1", "Value": "request"}]}', (SELECT jsonb_object_agg('k' || i, 'v') FROM generate_series(1, 46) i))$$) AS forty_six_keys;
+-- 10240 bytes written compactly (as boto3 sends JSON) are accepted, though
+-- PostgreSQL's text of it, with a space after each colon and comma, is longer.
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request) VALUES ('j', 'fifo',
+	pg_temp.req() || jsonb_build_object('HyperParameters', jsonb_build_object('blob', repeat('x', 9840))))$$) AS compact_10240_bytes;
+SELECT length(request::text) AS as_postgresql_prints_it FROM fairshare.jobs WHERE job_name = 'j' ORDER BY job_id DESC LIMIT 1;
 ROLLBACK;
 SELECT count(*) AS jobs, (SELECT count(*) FROM fairshare.job_attempts) AS attempts,
 	   (SELECT count(*) FROM fairshare.job_events) AS events FROM fairshare.jobs;
