@@ -413,7 +413,7 @@ BEGIN
 		'jobQueue', fairshare._api_arn('job-queue', j.job_queue),
 		'latestAttempt', fairshare._api_latest_attempt(j),
 		'retryStrategy', jsonb_build_object('attempts', j.retry_attempts,
-			'evaluateOnExit', (SELECT jsonb_agg(jsonb_build_object('action', r ->> 'action', 'onStatusReason', r ->> 'on_status_reason') ORDER BY n)
+			'evaluateOnExit', (SELECT jsonb_agg(jsonb_build_object('action', upper(r ->> 'action'), 'onStatusReason', r ->> 'on_status_reason') ORDER BY n)
 								 FROM jsonb_array_elements(j.evaluate_on_exit) WITH ORDINALITY AS e(r, n))),
 		'scheduledAt', fairshare._api_epoch_ms(j.scheduled_at),
 		'schedulingPriority', j.scheduling_priority,
@@ -705,8 +705,11 @@ BEGIN
 END
 $$;
 
--- Every operation is callable by every fairshare role; what it may do is
--- decided by the grants and row-level security on what it touches.
+-- The job operations are the admins' and the submitters': a viewer reads no
+-- job rows, so its key is told the operation and the roles it needs rather
+-- than which table refused it.  The queue snapshot is every fairshare
+-- role's.  What an operation may do is then decided by the grants and
+-- row-level security on what it touches.
 DO $grants$
 DECLARE
 	f regprocedure;
@@ -717,7 +720,8 @@ BEGIN
 								  '_api_update_service_job', '_api_terminate_service_job', '_api_get_job_queue_snapshot')
 	LOOP
 		EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f);
-		EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO fairshare_admin, fairshare_submitter, fairshare_viewer', f);
+		EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO fairshare_admin, fairshare_submitter', f);
 	END LOOP;
 END
 $grants$;
+GRANT EXECUTE ON FUNCTION fairshare._api_get_job_queue_snapshot(jsonb) TO fairshare_viewer;
