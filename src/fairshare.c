@@ -42,11 +42,21 @@ _PG_init(void)
 	fairshare_define_settings();
 	fairshare_config_cache_init();
 
-	/* Shared memory and the dispatcher exist only when preloaded. */
+	/*
+	 * Shared memory and the dispatcher exist only when preloaded.  Not in
+	 * pg_upgrade's servers (binary upgrade mode): the new cluster's tables
+	 * are replaced by the old one's files after its schema is restored, so
+	 * a submission the API took there would be lost and a create the
+	 * dispatcher sent would belong to no job; the old cluster is only read.
+	 * pg_cron stays out of them the same way.
+	 */
 	if (process_shared_preload_libraries_in_progress)
 	{
 		fairshare_shared_state_init();
-		fairshare_register_dispatcher();
-		fairshare_register_api_server();
+		if (!IsBinaryUpgrade)
+		{
+			fairshare_register_dispatcher();
+			fairshare_register_api_server();
+		}
 	}
 }
