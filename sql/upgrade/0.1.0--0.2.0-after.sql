@@ -432,7 +432,16 @@ SELECT pg_catalog.pg_extension_config_dump('fairshare.alert_rules',
 
 ------------------------------------------------------------------------------
 -- cron_jobs.c: every name in pg_cron's commands is schema-qualified; the jobs
--- 0.1.0 scheduled get the new command when this transaction commits
+-- 0.1.0 scheduled get the new command when this transaction commits.  Only
+-- the jobs that are there: one the operator removed stays removed.  The
+-- function exists for this call only.
 ------------------------------------------------------------------------------
 
-SELECT fairshare._housekeeping_sync();
+CREATE FUNCTION fairshare._housekeeping_update()
+RETURNS void
+AS 'MODULE_PATHNAME', 'fairshare_housekeeping_update'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, fairshare, pg_temp;
+REVOKE ALL ON FUNCTION fairshare._housekeeping_update() FROM PUBLIC;
+SELECT fairshare._housekeeping_update();
+DROP FUNCTION fairshare._housekeeping_update();

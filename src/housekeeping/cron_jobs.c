@@ -18,7 +18,9 @@
  * and the install script ran, the jobs must exist; if fairshare is gone and
  * a DROP that could have removed it ran, they must not.  The install script
  * asks for the first (fairshare._housekeeping_sync()); an event trigger on
- * DROP EXTENSION, DROP SCHEMA and DROP OWNED asks for the second.  A
+ * DROP EXTENSION, DROP SCHEMA and DROP OWNED asks for the second.  An
+ * update script asks only that the jobs that exist be brought up to date
+ * (fairshare._housekeeping_update()).  A
  * savepoint rolled back, or a drop and a create in one transaction, thus end
  * right.  The worker's own transaction commits just before ours; nothing
  * makes the two atomic, but only a failure of our commit itself (after
@@ -63,6 +65,7 @@
 #include "worker_session.h"
 
 PG_FUNCTION_INFO_V1(fairshare_housekeeping_sync);
+PG_FUNCTION_INFO_V1(fairshare_housekeeping_update);
 PG_FUNCTION_INFO_V1(fairshare_housekeeping_on_drop);
 PG_FUNCTION_INFO_V1(fairshare_schedule_housekeeping);
 PG_FUNCTION_INFO_V1(fairshare_unschedule_housekeeping);
@@ -75,37 +78,73 @@ PGDLLEXPORT void fs_housekeeping_cron_worker(Datum main_arg);
 /*
  * The jobs every database with fairshare gets.
  *
- * pg_cron runs a command as the extension's owner, a superuser, in a
- * session that takes the database's settings -- and the database's owner,
- * who need not be a superuser, may set its search_path with ALTER DATABASE
- * and put a schema of its own before pg_catalog.  So every name in a
- * command is schema-qualified, pg_catalog's too: an unqualified count()
- * would be the owner's aggregate, run as the superuser.  The functions
- * called pin their own search_path.
+ * pg_cron runs a command as the extension's owner, a superuser, in the
+ * database it names by name, in a session that takes the database's
+ * settings.  Two things follow:
  *
- * replaces: an earlier text of the command, rewritten where a job still
- * has it (a job whose command someone changed is left alone).
+ * - The database's owner, who need not be a superuser, may set its
+ *   search_path with ALTER DATABASE and put a schema of its own before
+ *   pg_catalog.  So every name in a command is schema-qualified, pg_catalog's
+ *   too: an unqualified count() would be the owner's aggregate, run as the
+ *   superuser.  The functions called pin their own search_path.
+ * - A database's name outlives it: a role with CREATEDB that owns the
+ *   database may drop it (or rename it) and create another of the same
+ *   name, with a "fairshare" schema of its own whose record_utilization()
+ *   pg_cron would then run as the superuser.  So each command first checks
+ *   that it runs in the database whose OID its job is named for, with
+ *   nothing but pg_catalog, and raises an error otherwise; the body runs
+ *   only then (a DO block, so that nothing of the body is even planned
+ *   before the check).
+ *
+ * body: the statement the job runs; the command wraps it in the check
+ * (fs_cron_command()).  replaces: earlier texts of the command, rewritten
+ * where a job still has one (a job whose command someone changed is left
+ * alone).
  */
 typedef struct FsCronTask
 {
 	const char *task;
 	const char *schedule;
-	const char *command;
-	const char *replaces;
+	const char *body;
+	const char *replaces[2];
 } FsCronTask;
 
 static const FsCronTask fs_cron_tasks[] = {
-	{"record_utilization", "* * * * *", "SELECT fairshare.record_utilization()", NULL},
-	{"evaluate_alerts", "* * * * *", "SELECT pg_catalog.count(*) FROM fairshare.evaluate_alerts()",
-	"SELECT count(*) FROM fairshare.evaluate_alerts()"},
-	{"apply_retention", "17 3 * * *", "CALL fairshare.apply_retention()", NULL},
+	{"record_utilization", "* * * * *", "PERFORM fairshare.record_utilization()",
+	{"SELECT fairshare.record_utilization()", NULL}},
+	{"evaluate_alerts", "* * * * *", "PERFORM pg_catalog.count(*) FROM fairshare.evaluate_alerts()",
+	{"SELECT count(*) FROM fairshare.evaluate_alerts()", "SELECT pg_catalog.count(*) FROM fairshare.evaluate_alerts()"}},
+	{"apply_retention", "17 3 * * *", "CALL fairshare.apply_retention()",
+	{"CALL fairshare.apply_retention()", NULL}},
 };
 
 #define FS_CRON_NTASKS	lengthof(fs_cron_tasks)
 
+/*
+ * The command of task t for the database with OID database_id: t's body,
+ * run only in that database.  The apply_retention procedure commits batch
+ * by batch, which a CALL in a DO block run as a statement of its own may do.
+ */
+static char *
+fs_cron_command(const FsCronTask *t, Oid database_id)
+{
+	return psprintf("DO $fairshare$ BEGIN "
+					"IF (SELECT d.oid FROM pg_catalog.pg_database d "
+					"WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()) "
+					"OPERATOR(pg_catalog.<>) %u::pg_catalog.oid THEN "
+					"RAISE EXCEPTION 'fairshare: this pg_cron job is for the database with OID %u, not for "
+					"database %%, which has another', pg_catalog.current_database() "
+					"USING HINT = 'Remove it: SELECT cron.unschedule(jobid) FROM cron.job WHERE jobname LIKE "
+					"''fairshare:%u:%%''; then run SELECT fairshare.schedule_housekeeping() in the database "
+					"that has fairshare.'; "
+					"END IF; %s; END $fairshare$",
+					database_id, database_id, database_id, t->body);
+}
+
 typedef enum FsCronAction
 {
 	FS_CRON_SCHEDULE,			/* make the jobs of a database exist */
+	FS_CRON_UPDATE,				/* bring only those that exist up to date */
 	FS_CRON_UNSCHEDULE			/* remove them */
 } FsCronAction;
 
@@ -142,6 +181,7 @@ typedef struct FsCronRequest
 /* What this transaction asked for, acted on at commit. */
 static bool fs_xact_callback_registered = false;
 static bool fs_pending_schedule = false;
+static bool fs_pending_update = false;
 static bool fs_pending_unschedule = false;
 
 
@@ -262,14 +302,18 @@ fs_cron_apply(FsCronRequest *req)
 		const FsCronTask *t = &fs_cron_tasks[i];
 		char	   *jobname = psprintf("%s%s", prefix, t->task);
 		Datum		findvalues[1] = {CStringGetTextDatum(jobname)};
+		bool		found = fairshare_run_statement(&find_job_stmt, findvalues, NULL) > 0;
 
-		if (fairshare_run_statement(&find_job_stmt, findvalues, NULL) == 0)
+		/* ALTER EXTENSION UPDATE: a job the operator removed stays removed. */
+		if (!found && req->action == FS_CRON_UPDATE)
+			continue;
+		if (!found)
 		{
 			char	   *owner = GetUserNameFromId(req->owner_id, false);
 			Datum		values[5] = {
 				CStringGetTextDatum(jobname),
 				CStringGetTextDatum(t->schedule),
-				CStringGetTextDatum(t->command),
+				CStringGetTextDatum(fs_cron_command(t, req->database_id)),
 				CStringGetTextDatum(database),
 				CStringGetTextDatum(owner),
 			};
@@ -292,9 +336,11 @@ fs_cron_apply(FsCronRequest *req)
 				fairshare_run_statement(&move_job_stmt, values, NULL);
 			}
 			/* Scheduled by an earlier version, with a command since made safe. */
-			if (t->replaces != NULL && command != NULL && strcmp(command, t->replaces) == 0)
+			if (command != NULL &&
+				((t->replaces[0] != NULL && strcmp(command, t->replaces[0]) == 0) ||
+				 (t->replaces[1] != NULL && strcmp(command, t->replaces[1]) == 0)))
 			{
-				Datum		values[2] = {jobid, CStringGetTextDatum(t->command)};
+				Datum		values[2] = {jobid, CStringGetTextDatum(fs_cron_command(t, req->database_id))};
 
 				fairshare_run_statement(&rewrite_command_stmt, values, NULL);
 			}
@@ -531,6 +577,9 @@ fs_cron_summary(const FsCronRequest *r)
 	if (r->action == FS_CRON_SCHEDULE)
 		appendStringInfo(&buf, "%d pg_cron jobs scheduled (in cron database \"%s\"), %d already there",
 						 r->created, r->cron_database, r->kept);
+	else if (r->action == FS_CRON_UPDATE)
+		appendStringInfo(&buf, "%d pg_cron jobs brought up to date (in cron database \"%s\")",
+						 r->kept, r->cron_database);
 	else
 		appendStringInfo(&buf, "%d pg_cron jobs removed (from cron database \"%s\")",
 						 r->removed, r->cron_database);
@@ -549,10 +598,18 @@ fs_cron_report_problem(const FsCronRequest *r, int elevel)
 {
 	const char *what = r->action == FS_CRON_SCHEDULE ?
 		"fairshare's housekeeping is not scheduled" :
+		r->action == FS_CRON_UPDATE ?
+		"fairshare's pg_cron jobs were not brought up to date" :
 		"fairshare's pg_cron jobs were not removed";
 	char	   *manual;
 
-	if (r->action == FS_CRON_SCHEDULE)
+	if (r->action == FS_CRON_UPDATE)
+		manual = psprintf("In database \"%s\", remove this database's jobs (SELECT cron.unschedule(jobid) "
+						  "FROM cron.job WHERE jobname LIKE 'fairshare:%u:%%'), then run "
+						  "SELECT fairshare.schedule_housekeeping() in this database to schedule them "
+						  "with the current commands.",
+						  r->cron_database, r->database_id);
+	else if (r->action == FS_CRON_SCHEDULE)
 		manual = pstrdup("Run SELECT fairshare.schedule_housekeeping() in this database once that is fixed; "
 						 "until then call fairshare.record_utilization() and fairshare.evaluate_alerts() every minute "
 						 "and fairshare.apply_retention() daily from another scheduler.");
@@ -619,22 +676,22 @@ fs_cron_report_problem(const FsCronRequest *r, int elevel)
  * bring cron.job in line.
  */
 static void
-fs_cron_sync_at_commit(bool schedule, bool unschedule)
+fs_cron_sync_at_commit(bool schedule, bool update, bool unschedule)
 {
 	Oid			extension_id = get_extension_oid("fairshare", true);
 	FsCronRequest r;
 
-	if (OidIsValid(extension_id) && schedule)
-		fs_cron_run(FS_CRON_SCHEDULE, fs_extension_owner(extension_id), &r);
+	if (OidIsValid(extension_id) && (schedule || update))
+		fs_cron_run(schedule ? FS_CRON_SCHEDULE : FS_CRON_UPDATE, fs_extension_owner(extension_id), &r);
 	else if (!OidIsValid(extension_id) && unschedule)
-	{
 		fs_cron_run(FS_CRON_UNSCHEDULE, InvalidOid, &r);
-		/* Nothing can have been scheduled without pg_cron. */
-		if (r.outcome == FS_CRON_NO_PRELOAD || r.outcome == FS_CRON_NO_CRON_DATABASE ||
-			r.outcome == FS_CRON_NO_EXTENSION)
-			return;
-	}
 	else
+		return;
+
+	/* Nothing can have been scheduled without pg_cron, so nothing is to change. */
+	if (r.action != FS_CRON_SCHEDULE &&
+		(r.outcome == FS_CRON_NO_PRELOAD || r.outcome == FS_CRON_NO_CRON_DATABASE ||
+		 r.outcome == FS_CRON_NO_EXTENSION))
 		return;
 
 	if (r.outcome == FS_CRON_DONE)
@@ -649,42 +706,43 @@ fs_cron_sync_needed(void)
 {
 	bool		exists;
 
-	if (!fs_pending_schedule && !fs_pending_unschedule)
+	if (!fs_pending_schedule && !fs_pending_update && !fs_pending_unschedule)
 		return false;
 	exists = OidIsValid(get_extension_oid("fairshare", true));
-	return exists ? fs_pending_schedule : fs_pending_unschedule;
+	return exists ? fs_pending_schedule || fs_pending_update : fs_pending_unschedule;
 }
 
 static void
 fs_cron_xact_callback(XactEvent event, void *arg)
 {
 	bool		schedule = fs_pending_schedule;
+	bool		update = fs_pending_update;
 	bool		unschedule = fs_pending_unschedule;
 
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
-			if (!schedule && !unschedule)
+			if (!schedule && !update && !unschedule)
 				return;
-			fs_pending_schedule = fs_pending_unschedule = false;
-			fs_cron_sync_at_commit(schedule, unschedule);
+			fs_pending_schedule = fs_pending_update = fs_pending_unschedule = false;
+			fs_cron_sync_at_commit(schedule, update, unschedule);
 			break;
 		case XACT_EVENT_PRE_PREPARE:
 			if (fs_cron_sync_needed())
 			{
-				fs_pending_schedule = fs_pending_unschedule = false;
+				fs_pending_schedule = fs_pending_update = fs_pending_unschedule = false;
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot PREPARE a transaction that created or dropped extension fairshare"),
 						 errdetail("Its pg_cron jobs are scheduled or removed when the transaction commits.")));
 			}
-			fs_pending_schedule = fs_pending_unschedule = false;
+			fs_pending_schedule = fs_pending_update = fs_pending_unschedule = false;
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PREPARE:
-			fs_pending_schedule = fs_pending_unschedule = false;
+			fs_pending_schedule = fs_pending_update = fs_pending_unschedule = false;
 			break;
 		default:
 			break;
@@ -692,15 +750,17 @@ fs_cron_xact_callback(XactEvent event, void *arg)
 }
 
 static void
-fs_request_sync(bool schedule)
+fs_request_sync(FsCronAction action)
 {
 	if (!fs_xact_callback_registered)
 	{
 		RegisterXactCallback(fs_cron_xact_callback, NULL);
 		fs_xact_callback_registered = true;
 	}
-	if (schedule)
+	if (action == FS_CRON_SCHEDULE)
 		fs_pending_schedule = true;
+	else if (action == FS_CRON_UPDATE)
+		fs_pending_update = true;
 	else
 		fs_pending_unschedule = true;
 }
@@ -714,7 +774,22 @@ fairshare_housekeeping_sync(PG_FUNCTION_ARGS)
 {
 	/* pg_upgrade carries cron.job over by itself. */
 	if (!IsBinaryUpgrade)
-		fs_request_sync(true);
+		fs_request_sync(FS_CRON_SCHEDULE);
+	PG_RETURN_VOID();
+}
+
+/*
+ * fairshare._housekeeping_update(): called by an update script, which
+ * creates it for the call and drops it again; the jobs that exist get the
+ * current commands when the transaction commits, and none is added, since
+ * one that is missing was removed on purpose (unschedule_housekeeping(),
+ * or housekeeping run by another scheduler).
+ */
+Datum
+fairshare_housekeeping_update(PG_FUNCTION_ARGS)
+{
+	if (!IsBinaryUpgrade)
+		fs_request_sync(FS_CRON_UPDATE);
 	PG_RETURN_VOID();
 }
 
@@ -732,7 +807,7 @@ fairshare_housekeeping_on_drop(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("fairshare._housekeeping_on_drop() must be called as an event trigger")));
 	fairshare_refuse_drop_while_placed(((EventTriggerData *) fcinfo->context)->parsetree);
-	fs_request_sync(false);
+	fs_request_sync(FS_CRON_UNSCHEDULE);
 	PG_RETURN_VOID();
 }
 
