@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "catalog/namespace.h"
+#include "commands/dbcommands.h"
 #include "mb/pg_wchar.h"
 #include "nodes/makefuncs.h"
 #include "nodes/value.h"
@@ -47,6 +48,7 @@
 #include "aws/credentials.h"
 #include "settings.h"
 #include "statement.h"
+#include "tables/catalog_version.h"
 
 /* A request that has not finished in this long is cancelled. */
 #define API_STATEMENT_TIMEOUT_MS	10000
@@ -368,6 +370,27 @@ execute_in_transaction(FsApiRequest *req, FsApiResponse *resp)
 	Datum		values[2];
 	char	   *result;
 	bool		isnull;
+	char	   *version;
+
+	/*
+	 * Every statement below names schema fairshare and runs as the
+	 * superuser this worker connected as: nothing runs unless the schema is
+	 * the extension's, at the version this library knows.
+	 */
+	if (!fairshare_lock_current_catalog(&version))
+	{
+		const char *database = get_database_name(MyDatabaseId);
+
+		fairshare_api_error(resp, 500, "ServerException",
+							version == NULL ?
+							psprintf("fairshare is not installed in database \"%s\" (fairshare.database); "
+									 "the API answers once CREATE EXTENSION fairshare has run there",
+									 database) :
+							psprintf("the fairshare catalog in database \"%s\" is version %s, this server's "
+									 "library %s; the API answers once ALTER EXTENSION fairshare UPDATE has run there",
+									 database, version, FAIRSHARE_CATALOG_VERSION));
+		return;
+	}
 
 	st = fairshare_api_parse_auth(req, &auth, region, (long) time(NULL), why, sizeof(why));
 	if (st == FS_API_AUTH_TOKEN || st == FS_API_AUTH_MISSING)

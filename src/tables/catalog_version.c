@@ -27,6 +27,7 @@
 #include "catalog/pg_extension.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
+#include "storage/lmgr.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
 
@@ -66,6 +67,33 @@ fairshare_installed_version(void)
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 	return version;
+}
+
+/*
+ * For a worker that runs statements naming schema fairshare as the
+ * superuser: is the extension installed here, at this library's version?
+ * When it is, it is locked for the rest of the transaction, as DROP
+ * EXTENSION would lock it, so that it cannot be dropped -- and a schema
+ * "fairshare" of someone else's made in its place -- before the
+ * transaction ends.  Without the extension, schema fairshare is whoever
+ * made it (the database's owner may); CREATE EXTENSION refuses such a
+ * schema, but nothing keeps it from existing meanwhile.  *version is the
+ * installed version (palloc'd), or NULL.
+ */
+bool
+fairshare_lock_current_catalog(char **version)
+{
+	Oid			extension_id = get_extension_oid("fairshare", true);
+
+	*version = NULL;
+	if (!OidIsValid(extension_id))
+		return false;
+	LockDatabaseObject(ExtensionRelationId, extension_id, 0, AccessShareLock);
+	/* it may have been dropped while we waited for the lock */
+	if (get_extension_oid("fairshare", true) != extension_id)
+		return false;
+	*version = fairshare_installed_version();
+	return *version != NULL && strcmp(*version, FAIRSHARE_CATALOG_VERSION) == 0;
 }
 
 /*

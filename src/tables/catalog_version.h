@@ -37,6 +37,14 @@ extern char *fairshare_installed_version(void);
  */
 extern void fairshare_require_catalog_version(void);
 
+/*
+ * Is the extension installed in this database at FAIRSHARE_CATALOG_VERSION?
+ * If it is installed at all, it is locked against DROP EXTENSION until the
+ * transaction ends.  *version is the installed version, or NULL.  For the
+ * workers that run statements naming schema fairshare as the superuser.
+ */
+extern bool fairshare_lock_current_catalog(char **version);
+
 /* Is catalog version a older than b (dot-separated numbers)? */
 extern bool fairshare_version_older(const char *a, const char *b);
 
