@@ -272,7 +272,7 @@ DECLARE
 	id text := fairshare._api_resource_name('service-job', fairshare._api_string(request, 'jobId', true), 'jobId');
 	j fairshare.jobs;
 BEGIN
-	IF id ~ '^[0-9]{1,18}$' THEN
+	IF id ~ '^[0-9]{1,19}$' AND id::numeric <= 9223372036854775807 THEN
 		SELECT * INTO j FROM fairshare.jobs WHERE job_id = id::bigint;
 	END IF;
 	IF j.job_id IS NULL THEN

@@ -1259,7 +1259,8 @@ BEGIN
 	IF res.kind = 'service-job' THEN
 		-- As the caller: row-level security decides which jobs it sees.
 		SELECT coalesce(j.tags, '{}') INTO t FROM fairshare.jobs j
-		 WHERE res.name ~ '^[0-9]{1,18}$' AND j.job_id = res.name::bigint;
+		 WHERE j.job_id = CASE WHEN res.name ~ '^[0-9]{1,19}$' AND res.name::numeric <= 9223372036854775807
+							   THEN res.name::bigint END;
 	ELSE
 		t := fairshare._api_resource_tags(res.kind, res.name);
 	END IF;

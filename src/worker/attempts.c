@@ -56,27 +56,31 @@ dispatch_list_tags_request(const char *arn)
 }
 
 /*
- * The fairshare:job-submitted tag of an attempt's training job: the job's
- * submission time (Unix microseconds), a dot, and the hex HMAC-SHA256 of
- * "<training job name>.<that time>" under the installation's tag_key.
- * The time tells a job from a lost one that had its id (outcome.c,
- * ours_by_tags); the signature, which only the dispatcher can make, tells
- * a training job it created from one that anyone else created under the
- * same name, with tags copied from the job's earlier attempts.
+ * The fairshare:job-submitted tag of an attempt's training job.  The time
+ * tells a job from a lost one that had its id (outcome.c, ours_by_tags);
+ * the signature, which only the dispatcher can make, tells a training job
+ * it created from one that anyone else created under the same name, with
+ * tags copied from the job's earlier attempts.
  */
 char *
-dispatch_submission_tag(const FairshareDispatch *d, const char *name, int64 submitted_us)
+fairshare_submission_tag(const char *tag_key, const char *name, int64 submitted_us)
 {
 	char	   *signed_text = psprintf("%s." INT64_FORMAT, name, submitted_us);
 	char		mac[65];
 
-	if (!fs_sigv4_hmac_sha256_hex((const unsigned char *) d->tag_key, strlen(d->tag_key),
+	if (!fs_sigv4_hmac_sha256_hex((const unsigned char *) tag_key, strlen(tag_key),
 								  signed_text, strlen(signed_text), mac))
 		ereport(ERROR,
 				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-				 errmsg("fairshare dispatcher: could not sign the fairshare:job-submitted tag of %s", name),
+				 errmsg("fairshare: could not sign the fairshare:job-submitted tag of %s", name),
 				 errdetail("OpenSSL's HMAC-SHA256 failed.")));
 	return psprintf(INT64_FORMAT ".%s", submitted_us, mac);
+}
+
+char *
+dispatch_submission_tag(const FairshareDispatch *d, const char *name, int64 submitted_us)
+{
+	return fairshare_submission_tag(d->tag_key, name, submitted_us);
 }
 
 /*

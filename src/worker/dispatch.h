@@ -28,4 +28,12 @@ extern void fairshare_dispatch_reset(FairshareDispatch *dispatch);
  */
 extern void fairshare_dispatch_destroy(FairshareDispatch *dispatch);
 
+/*
+ * The fairshare:job-submitted tag of the training job named name, of a job
+ * submitted at submitted_us (Unix microseconds): that time, a dot, and the
+ * hex HMAC-SHA256 of "<name>.<time>" under the installation's tag_key.
+ * Only the dispatcher makes it (attempts.c); the orphan sweep checks it.
+ */
+extern char *fairshare_submission_tag(const char *tag_key, const char *name, int64 submitted_us);
+
 #endif							/* FAIRSHARE_DISPATCH_H */

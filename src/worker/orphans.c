@@ -21,7 +21,13 @@
  *		training job that was listed and has a placement shows it here);
  *	 3. ListTags of each of those: kept only when its fairshare:installation
  *		tag is this installation's id (another installation's job with a
- *		similar name is none of our business);
+ *		similar name is none of our business), its name is the one this
+ *		installation gives the job of its fairshare:job-id tag, and its
+ *		fairshare:job-submitted tag is signed for that name with this
+ *		installation's tag_key -- as every training job the dispatcher
+ *		creates is.  The id and the name are no secret: without the
+ *		signature, anyone allowed to create training jobs could plant one
+ *		that moved the job ids on by as much as they liked (step 5);
  *	 4. fairshare.orphan_sweep is made to hold exactly what was found, each
  *		row keeping when it was first seen;
  *	 5. the job id sequence moves on past the orphans' fairshare:job-id tags,
@@ -67,6 +73,7 @@
 #include "statement.h"
 #include "tables/installation.h"
 #include "tables/job_status.h"
+#include "worker/dispatch.h"
 #include "worker/log_throttle.h"
 #include "worker/orphans.h"
 #include "worker/xact.h"
@@ -90,8 +97,10 @@ typedef struct Sweep
 {
 	MemoryContext outer;		/* what the sweep gathers; outlives its transactions */
 	MemoryContext loop_cxt;		/* one call's request, answer and SPI rows */
-	const char *installation;
+	char		installation[64];
+	char		tag_key[65];	/* signs fairshare:job-submitted; never in a message */
 	const char *name_part;		/* of this installation's training job names */
+	int			n_unsigned;		/* tagged as ours, but not signed by us */
 	double		since;			/* CreationTimeAfter, when have_since */
 	bool		have_since;
 	Datum	   *found;			/* jsonb: {name, arn, status, created, job_id} */
@@ -226,7 +235,9 @@ static FairshareStatement tag_values_stmt = {
 	.sql = "SELECT (SELECT t ->> 'Value' FROM jsonb_array_elements($1 -> 'Tags') t "
 		"		  WHERE t ->> 'Key' = 'fairshare:installation') = $2, "
 		"		 (SELECT t ->> 'Value' FROM jsonb_array_elements($1 -> 'Tags') t "
-		"		  WHERE t ->> 'Key' = 'fairshare:job-id')",
+		"		  WHERE t ->> 'Key' = 'fairshare:job-id'), "
+		"		 (SELECT t ->> 'Value' FROM jsonb_array_elements($1 -> 'Tags') t "
+		"		  WHERE t ->> 'Key' = 'fairshare:job-submitted')",
 	.argtypes = {JSONBOID, TEXTOID},
 };
 
@@ -259,7 +270,7 @@ static FairshareStatement move_ids_on_stmt = {
 	.what = "move job ids past the orphans",
 	.sql = "SELECT m, setval(s, m) FROM (SELECT pg_get_serial_sequence('fairshare.jobs', 'job_id')::regclass AS s, "
 		"		  max(job_id_tag::bigint) AS m FROM fairshare.orphan_sweep "
-		"	 WHERE job_id_tag ~ '^[0-9]{1,18}$') x "
+		"	 WHERE CASE WHEN job_id_tag ~ '^[0-9]{1,19}$' THEN job_id_tag::numeric <= 9223372036854775807 END) x "
 		" WHERE m > coalesce(pg_sequence_last_value(s), 0)",
 };
 
@@ -309,6 +320,33 @@ sweep_targets(Sweep *sw, int *n_targets)
 	SPI_freetuptable(SPI_tuptable);
 	*n_targets = n;
 	return targets;
+}
+
+/*
+ * Did this installation's dispatcher make the training job named name,
+ * whose fairshare:job-id tag is job_tag and fairshare:job-submitted tag is
+ * submitted?  The name must be the one this installation gives an attempt
+ * of that job, and the submission tag signed for it with tag_key.
+ */
+static bool
+signed_by_us(const Sweep *sw, const char *name, const char *job_tag, const char *submitted)
+{
+	int64		job_id;
+	int64		submitted_us;
+	char	   *end;
+
+	if (job_tag == NULL || submitted == NULL)
+		return false;
+	errno = 0;
+	job_id = strtoi64(job_tag, &end, 10);
+	if (errno != 0 || end == job_tag || *end != '\0' || job_id <= 0)
+		return false;
+	errno = 0;
+	submitted_us = strtoi64(submitted, &end, 10);
+	if (errno != 0 || end == submitted || *end != '.')
+		return false;
+	return fairshare_training_job_name_has_installation(name, sw->installation, job_id) &&
+		strcmp(submitted, fairshare_submission_tag(sw->tag_key, name, submitted_us)) == 0;
 }
 
 /*
@@ -405,7 +443,7 @@ sweep_target(Sweep *sw, const SweepTarget *target)
 		Jsonb	   *tags;
 		bool		isnull;
 		Datum		v;
-
+		bool		ours;
 		bool		already = false;
 
 		CHECK_FOR_INTERRUPTS();
@@ -425,7 +463,14 @@ sweep_target(Sweep *sw, const SweepTarget *target)
 		args[1] = CStringGetTextDatum(sw->installation);
 		fairshare_run_statement(&tag_values_stmt, args, NULL);
 		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		if (!isnull && DatumGetBool(v))
+		ours = !isnull && DatumGetBool(v);
+		if (ours && !signed_by_us(sw, names[i], SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2),
+								  SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3)))
+		{
+			sw->n_unsigned++;	/* tagged as ours by someone else */
+			ours = false;
+		}
+		if (ours)
 		{
 			Datum		row[3];
 			char		rownulls[3] = {' ', ' ', ' '};
@@ -477,7 +522,8 @@ sweep(bool own_transactions)
 	sw.found_size = 1;
 	sw.found = palloc(sizeof(Datum));
 	sw.found_names = palloc(sizeof(char *));
-	sw.installation = pstrdup(fairshare_installation_id());
+	fairshare_installation_id_and_tag_key(sw.installation, sizeof(sw.installation),
+										  sw.tag_key, sizeof(sw.tag_key));
 	sw.name_part = psprintf("%.*s-", FAIRSHARE_INSTALLATION_NAME_CHARS, sw.installation);
 
 	/*
@@ -523,6 +569,12 @@ sweep(bool own_transactions)
 	 * lost id that cannot happen (the jobs submitted between the promotion
 	 * and this sweep could; docs/ha.md says to sweep at promotion).
 	 */
+	if (sw.n_unsigned > 0)
+		ereport(LOG,
+				(errmsg("orphan sweep: %d training jobs carry this installation's tags but not its signature; "
+						"they were not counted as orphans", sw.n_unsigned),
+				 errdetail("Their fairshare:job-submitted tag is missing, or not signed for their name with this "
+						   "installation's tag_key: someone else made them.")));
 	fairshare_run_statement(&move_ids_on_stmt, NULL, NULL);
 	if (SPI_processed == 1)
 		ereport(WARNING,

@@ -645,6 +645,20 @@ def group_tags():
           adam.list_tags_for_resource(resourceArn=arn)["tags"])
     adam.untag_resource(resourceArn=arn, tagKeys=["team"])
 
+    # Job ids of 19 digits (a bigint's last decade) are still jobs the API
+    # can name.  (Last: the ids stay up there.)
+    sql("SELECT setval(pg_get_serial_sequence('fairshare.jobs', 'job_id'), 1000000000000000000)")
+    alice = client("alice")
+    big = submit(alice, "nineteen-digits", tags={"size": "big"})
+    check("a job of id 1000000000000000001 is described", ("1000000000000000001", "nineteen-digits"),
+          (big["jobId"], alice.describe_service_job(jobId=big["jobId"])["jobName"]))
+    check("... and its tags are listed", {"size": "big"},
+          alice.list_tags_for_resource(resourceArn=big["jobArn"])["tags"])
+    e = error_of(alice.describe_service_job, jobId="9223372036854775808")
+    check("one past the largest bigint is a job that does not exist", ("ClientException", 400, True),
+          (e[0], e[1], "does not exist" in e[2]) if e else None)
+    alice.terminate_service_job(jobId=big["jobId"], reason="only its id was wanted")
+
 
 def group_limits():
     # Requests per second per key (the test sets 5): the sixth in a burst is 429.
