@@ -11,10 +11,15 @@
 -- SigV4 needs the secret itself to recompute a signature, so the secret is
 -- stored as is -- in a column only the catalog's owner (and superusers) can
 -- read; admins may list the other columns.  A request signed with a key
--- runs as the key's role.
+-- runs as the key's role.  The role is kept by OID and by name, and a key
+-- works only while they still go together: a regrole records no
+-- dependency, so a dropped role leaves its keys behind, and its OID may
+-- later be another role's (OIDs wrap around; a restore reads a dropped
+-- role's key as a bare number).
 CREATE TABLE fairshare.api_keys (
 	access_key_id		text PRIMARY KEY CHECK (access_key_id ~ '^[A-Z0-9]{16,128}$'),
 	role				regrole NOT NULL,
+	role_name			name NOT NULL,
 	secret_access_key	text NOT NULL,
 	created_at			timestamptz NOT NULL DEFAULT now(),
 	disabled_at			timestamptz
@@ -24,7 +29,7 @@ COMMENT ON TABLE fairshare.api_keys IS
 	'Made by fairshare.create_api_key(), turned off by fairshare.disable_api_key(); '
 	'secret_access_key is readable by the catalog owner only.';
 REVOKE ALL ON fairshare.api_keys FROM PUBLIC;
-GRANT SELECT (access_key_id, role, created_at, disabled_at) ON fairshare.api_keys TO fairshare_admin;
+GRANT SELECT (access_key_id, role, role_name, created_at, disabled_at) ON fairshare.api_keys TO fairshare_admin;
 -- pg_read_all_data (often given to backup and analytics logins) reads
 -- every table as if granted SELECT, and row-level security is what still
 -- applies to it: with no policy of its own it reads no key, and no secret.
@@ -72,8 +77,8 @@ BEGIN
 	key_id := 'FSAK' || upper(substr(encode(sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')), 'hex'), 1, 16));
 	secret := substr(encode(sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8'))
 							|| sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')), 'base64'), 1, 40);
-	INSERT INTO fairshare.api_keys (access_key_id, role, secret_access_key)
-	VALUES (key_id, r.oid::regrole, secret);
+	INSERT INTO fairshare.api_keys (access_key_id, role, role_name, secret_access_key)
+	VALUES (key_id, r.oid::regrole, r.rolname, secret);
 	access_key_id := key_id;
 	secret_access_key := secret;
 	RETURN NEXT;

@@ -62,7 +62,7 @@
 static FairshareStatement key_stmt = {
 	.what = "read fairshare.api_keys",
 	.sql = "SELECT k.secret_access_key, k.role, k.disabled_at IS NOT NULL, "
-		"r.oid IS NULL, coalesce(r.rolsuper OR r.rolbypassrls, false) "
+		"r.oid IS NULL OR r.rolname <> k.role_name, coalesce(r.rolsuper OR r.rolbypassrls, false) "
 		"FROM fairshare.api_keys k LEFT JOIN pg_catalog.pg_roles r ON r.oid = k.role "
 		"WHERE k.access_key_id = $1",
 	.argtypes = {TEXTOID},
@@ -417,7 +417,8 @@ execute_in_transaction(FsApiRequest *req, FsApiResponse *resp)
 	{
 		fairshare_api_error(resp, 403, "UnrecognizedClientException",
 							key.disabled ? "The security token included in the request is invalid: this API key is disabled"
-							: "The security token included in the request is invalid: the key's role no longer exists");
+							: "The security token included in the request is invalid: the key's role no longer exists "
+							  "(it was dropped or renamed); make a new key for the role");
 		return;
 	}
 	if (key.role_too_powerful)

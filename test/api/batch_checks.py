@@ -502,6 +502,17 @@ def group_auth():
               error_of(client("dora").list_service_jobs, jobQueue="fifo_q"))
     finally:
         sql("ALTER ROLE tr_dora LOGIN")
+    # A key is its role's by OID and name together: the OID of a dropped
+    # role may later be another's.  A rename shows the name is checked.
+    sql("ALTER ROLE tr_dora RENAME TO tr_dora_renamed")
+    try:
+        e = error_of(client("dora").list_service_jobs, jobQueue="fifo_q")
+        check("a key whose role was renamed (or dropped) is refused, saying so",
+              ("UnrecognizedClientException", 403, True), (e[0], e[1], "dropped or renamed" in e[2]) if e else None)
+    finally:
+        sql("ALTER ROLE tr_dora_renamed RENAME TO tr_dora")
+    check("... and works again under the name it was made for", None,
+          error_of(client("dora").list_service_jobs, jobQueue="fifo_q"))
     sql("SELECT fairshare.disable_api_key('%s')" % dk[0])
     e = error_of(client("dora").list_service_jobs, jobQueue="fifo_q")
     check("a disabled key is 403", ("UnrecognizedClientException", 403), e[:2] if e else None)
