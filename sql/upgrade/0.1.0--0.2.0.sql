@@ -91,6 +91,57 @@ ALTER FUNCTION fairshare.valid_transition(fairshare.job_status, fairshare.job_st
 -- column's type: drop them with their wrapper functions and public views,
 -- and make them again below (with their comments and privileges) as the
 -- install script does.
+--
+-- Privileges granted on them since they were installed (a dashboard's
+-- role, say) go with them.  A GRANT in this script would be recorded as the
+-- extension's own (pg_init_privs), and pg_dump would then leave it out, so
+-- the update names them instead: a WARNING whose hint has the statements
+-- to run once it has committed.
+DO $privileges$
+DECLARE
+	statements text;
+BEGIN
+	WITH objects (kind, name, acl, initial) AS (
+		SELECT 'TABLE', 'fairshare.' || pg_catalog.quote_ident(c.relname),
+			   coalesce(c.relacl, pg_catalog.acldefault('r', c.relowner)),
+			   coalesce(i.initprivs, pg_catalog.acldefault('r', c.relowner))
+		  FROM pg_catalog.pg_class c
+		  LEFT JOIN pg_catalog.pg_init_privs i
+			ON i.classoid = 'pg_catalog.pg_class'::pg_catalog.regclass AND i.objoid = c.oid AND i.objsubid = 0
+		 WHERE c.oid IN ('fairshare.environment_utilization'::pg_catalog.regclass,
+						 'fairshare._environment_utilization'::pg_catalog.regclass,
+						 'fairshare.quota_share_status'::pg_catalog.regclass,
+						 'fairshare._quota_share_status'::pg_catalog.regclass)
+		UNION ALL
+		SELECT 'FUNCTION', 'fairshare.' || pg_catalog.quote_ident(p.proname) || '('
+			   || pg_catalog.pg_get_function_identity_arguments(p.oid) || ')',
+			   coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner)),
+			   coalesce(i.initprivs, pg_catalog.acldefault('f', p.proowner))
+		  FROM pg_catalog.pg_proc p
+		  LEFT JOIN pg_catalog.pg_init_privs i
+			ON i.classoid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND i.objoid = p.oid AND i.objsubid = 0
+		 WHERE p.oid IN ('fairshare.environment_utilization()'::pg_catalog.regprocedure,
+						 'fairshare.quota_share_status()'::pg_catalog.regprocedure)),
+	changed (verb, kind, name, privilege, grantee) AS (
+		SELECT 'GRANT', o.kind, o.name, a.privilege_type, a.grantee
+		  FROM objects o, LATERAL (SELECT * FROM pg_catalog.aclexplode(o.acl)
+								   EXCEPT SELECT * FROM pg_catalog.aclexplode(o.initial)) a
+		UNION ALL
+		SELECT 'REVOKE', o.kind, o.name, a.privilege_type, a.grantee
+		  FROM objects o, LATERAL (SELECT * FROM pg_catalog.aclexplode(o.initial)
+								   EXCEPT SELECT * FROM pg_catalog.aclexplode(o.acl)) a)
+	SELECT pg_catalog.string_agg(pg_catalog.format('%s %s ON %s %s %s %s;', verb, privilege, kind, name,
+						CASE verb WHEN 'GRANT' THEN 'TO' ELSE 'FROM' END,
+						CASE grantee WHEN 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(grantee)) END),
+						' ' ORDER BY name, verb DESC, grantee, privilege)
+	  INTO statements FROM changed;
+	IF statements IS NOT NULL THEN
+		RAISE WARNING 'this update makes fairshare''s utilisation views and their functions again, without the privileges changed on them since they were installed'
+			USING HINT = 'Once the update has committed, run: ' || statements;
+	END IF;
+END
+$privileges$;
+
 DROP VIEW fairshare.environment_utilization;
 DROP FUNCTION fairshare.environment_utilization();
 DROP VIEW fairshare._environment_utilization;
