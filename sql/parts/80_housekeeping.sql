@@ -99,6 +99,15 @@ BEGIN
 			format('invalid alert rule kind "%s"', coalesce(NEW.kind, 'NULL')),
 			'The kind is JOB_WAITING, FAILURE_BURST, IDLE_CAPACITY, SHARE_STARVED or ORPHANED_TRAINING_JOBS.');
 	END IF;
+	-- The shipped rules' names are their kinds': pg_dump leaves the rules of
+	-- those names out (CREATE EXTENSION makes them again), so another kind
+	-- under one of them would be lost by a restore.
+	IF NEW.name IN ('job_waiting', 'failure_burst', 'idle_capacity', 'share_starved', 'orphaned_training_jobs')
+	   AND NEW.name <> lower(NEW.kind) THEN
+		PERFORM fairshare._reject('23514',
+			format('alert rule name "%s" is kept for the shipped %s rule; this rule is %s', NEW.name, upper(NEW.name), NEW.kind),
+			'Give the rule another name: pg_dump leaves the shipped rules out, and a restore makes them as shipped.');
+	END IF;
 	IF NEW.kind = 'ORPHANED_TRAINING_JOBS' AND (NEW.job_queue IS NOT NULL OR NEW.service_environment IS NOT NULL) THEN
 		PERFORM fairshare._reject('23514',
 			format('alert rule "%s" is ORPHANED_TRAINING_JOBS: it cannot be narrowed (an orphan has no job, so no queue)', NEW.name));

@@ -181,6 +181,28 @@ $$;
 -- 80_housekeeping.sql: the ORPHANED_TRAINING_JOBS alert rule
 ------------------------------------------------------------------------------
 
+-- 0.1.0 let a rule of any kind take a shipped rule's name (after that rule
+-- was deleted); pg_dump leaves rules of those names out, so a restore
+-- would lose it, and one named orphaned_training_jobs would leave the
+-- installation without the new rule.  Stop, and say how to rename it.
+DO $names$
+DECLARE
+	r record;
+BEGIN
+	SELECT a.name, a.kind INTO r FROM fairshare.alert_rules a
+	 WHERE a.name IN ('job_waiting', 'failure_burst', 'idle_capacity', 'share_starved', 'orphaned_training_jobs')
+	   AND a.name <> pg_catalog.lower(a.kind)
+	 ORDER BY a.name LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'alert rule "%" is a % rule under the name fairshare keeps for its shipped % rule',
+			r.name, r.kind, pg_catalog.upper(r.name)
+			USING ERRCODE = '23514',
+				  HINT = pg_catalog.format('Rename it, then update again: UPDATE fairshare.alert_rules SET name = %L WHERE name = %L;',
+										   r.name || '_' || pg_catalog.lower(r.kind), r.name);
+	END IF;
+END
+$names$;
+
 ALTER TABLE fairshare.alert_rules DROP CONSTRAINT alert_rules_kind_check;
 ALTER TABLE fairshare.alert_rules ADD CONSTRAINT alert_rules_kind_check
 	CHECK (kind IN ('JOB_WAITING', 'FAILURE_BURST', 'IDLE_CAPACITY', 'SHARE_STARVED', 'ORPHANED_TRAINING_JOBS'));
@@ -199,6 +221,15 @@ BEGIN
 		PERFORM fairshare._reject('22023',
 			format('invalid alert rule kind "%s"', coalesce(NEW.kind, 'NULL')),
 			'The kind is JOB_WAITING, FAILURE_BURST, IDLE_CAPACITY, SHARE_STARVED or ORPHANED_TRAINING_JOBS.');
+	END IF;
+	-- The shipped rules' names are their kinds': pg_dump leaves the rules of
+	-- those names out (CREATE EXTENSION makes them again), so another kind
+	-- under one of them would be lost by a restore.
+	IF NEW.name IN ('job_waiting', 'failure_burst', 'idle_capacity', 'share_starved', 'orphaned_training_jobs')
+	   AND NEW.name <> lower(NEW.kind) THEN
+		PERFORM fairshare._reject('23514',
+			format('alert rule name "%s" is kept for the shipped %s rule; this rule is %s', NEW.name, upper(NEW.name), NEW.kind),
+			'Give the rule another name: pg_dump leaves the shipped rules out, and a restore makes them as shipped.');
 	END IF;
 	IF NEW.kind = 'ORPHANED_TRAINING_JOBS' AND (NEW.job_queue IS NOT NULL OR NEW.service_environment IS NOT NULL) THEN
 		PERFORM fairshare._reject('23514',

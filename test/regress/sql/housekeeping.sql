@@ -56,6 +56,14 @@ SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, thres
 SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, job_queue) VALUES ('x', 'SHARE_STARVED', '1 hour', 'fifo')$$);
 SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, job_queue) VALUES ('x', 'JOB_WAITING', '1 hour', 'nope')$$);
 SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, threshold, service_environment) VALUES ('x', 'IDLE_CAPACITY', '1 hour', 'nope')$$);
+-- The shipped rules' names are their kinds' (pg_dump leaves those out):
+-- another kind may not take one, even once the shipped rule is deleted.
+BEGIN;
+DELETE FROM fairshare.alert_rules WHERE name = 'job_waiting';
+SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, threshold) VALUES ('job_waiting', 'FAILURE_BURST', '1 hour')$$);
+SELECT public.regress_try($$INSERT INTO fairshare.alert_rules (name, kind, threshold) VALUES ('job_waiting', 'JOB_WAITING', '2 hours')$$) AS same_kind;
+ROLLBACK;
+SELECT public.regress_try($$UPDATE fairshare.alert_rules SET kind = 'SHARE_STARVED' WHERE name = 'idle_capacity'$$);
 SELECT count(*) AS rules FROM fairshare.alert_rules;
 -- A FAILURE_BURST without min_count gets 5; a rule may be narrowed to one queue.
 INSERT INTO fairshare.alert_rules (name, kind, threshold, job_queue) VALUES
