@@ -331,6 +331,15 @@ BEGIN
 END
 $$;
 
+-- When the job was scheduled, as the API shows it: AWS's scheduledAt is
+-- when the job went to SageMaker, so a job still shown RUNNABLE has none.
+CREATE FUNCTION fairshare._api_scheduled_at(j fairshare.jobs)
+RETURNS bigint LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	RETURN CASE WHEN fairshare._api_job_status(j) <> 'RUNNABLE' THEN fairshare._api_epoch_ms(j.scheduled_at) END;
+END
+$$;
+
 -- The ARN of the job's latest training job, if SageMaker has made one.
 -- While the job is placed, only the current attempt's: an earlier
 -- attempt's training job (failed, retried) is not the one that will run.
@@ -367,7 +376,7 @@ BEGIN
 		'jobArn', fairshare._api_arn('service-job', j.job_id::text),
 		'jobId', j.job_id::text,
 		'jobName', j.job_name,
-		'scheduledAt', fairshare._api_epoch_ms(j.scheduled_at),
+		'scheduledAt', fairshare._api_scheduled_at(j),
 		'serviceJobType', 'SAGEMAKER_TRAINING',
 		'shareIdentifier', j.share_identifier,
 		'quotaShareName', j.quota_share,
@@ -390,12 +399,15 @@ BEGIN
 	checked := fairshare._api_job_members(request, ARRAY['jobId'], 'DescribeServiceJob');
 	j := fairshare._api_job(request);
 	SELECT s.training_job_name INTO payload_name FROM fairshare.api_submissions s WHERE s.job_id = j.job_id;
+	-- An open attempt without an ARN is a create SageMaker has not answered
+	-- yet: the job is shown RUNNABLE, and has no attempt to show for it.
 	SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
 			'serviceResourceId', fairshare._api_resource_id(a.training_job_arn),
 			'startedAt', fairshare._api_epoch_ms(coalesce(a.started_at, a.created_at)),
 			'stoppedAt', fairshare._api_epoch_ms(a.stopped_at),
 			'statusReason', a.status_reason)) ORDER BY a.attempt)
-	  INTO attempts FROM fairshare.job_attempts a WHERE a.job_id = j.job_id;
+	  INTO attempts FROM fairshare.job_attempts a
+	 WHERE a.job_id = j.job_id AND (a.training_job_arn IS NOT NULL OR a.outcome IS NOT NULL);
 	-- newest first: SDK code reads the first as the most recent
 	SELECT jsonb_agg(x.o ORDER BY x.attempt DESC) INTO preempted
 	  FROM (SELECT a.attempt, jsonb_strip_nulls(jsonb_build_object(
@@ -420,7 +432,7 @@ BEGIN
 		'retryStrategy', jsonb_build_object('attempts', j.retry_attempts,
 			'evaluateOnExit', (SELECT jsonb_agg(jsonb_build_object('action', upper(r ->> 'action'), 'onStatusReason', r ->> 'on_status_reason') ORDER BY n)
 								 FROM jsonb_array_elements(j.evaluate_on_exit) WITH ORDINALITY AS e(r, n))),
-		'scheduledAt', fairshare._api_epoch_ms(j.scheduled_at),
+		'scheduledAt', fairshare._api_scheduled_at(j),
 		'schedulingPriority', j.scheduling_priority,
 		'serviceRequestPayload', (CASE WHEN payload_name IS NOT NULL
 									   THEN j.request || jsonb_build_object('TrainingJobName', payload_name)

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
+import urllib.request
 import uuid
 
 import boto3
@@ -399,6 +400,33 @@ def group_jobs():
           '{"team": "b"}|[{"Key": "k", "Value": "v"}]',
           sql("SELECT tags::text || '|' || (request -> 'Tags')::text FROM fairshare.jobs WHERE job_id = %s" % tagged["jobId"]))
     alice.terminate_service_job(jobId=tagged["jobId"], reason="only its tags were wanted")
+
+    # Placed, but SageMaker has not answered the create yet (it takes 3 s
+    # here): the job is shown RUNNABLE, as on AWS Batch until the job goes
+    # to SageMaker -- so no scheduledAt and no attempt yet.
+    emulator_faults({"operations": {"CreateTrainingJob": {"slow_rate": 1, "slow_seconds": 3}}})
+    try:
+        slow = submit(alice, "slow-create")
+        if wait_sql("SELECT status = 'SCHEDULED' AND training_job_arn IS NULL FROM fairshare.jobs WHERE job_id = %s"
+                    % slow["jobId"], 30):
+            d = alice.describe_service_job(jobId=slow["jobId"])
+            check("a job whose create is unanswered is RUNNABLE, with no scheduledAt and no attempt",
+                  ("RUNNABLE", None, []), (d["status"], d.get("scheduledAt"), d["attempts"]))
+        else:
+            bad("the slow job is placed", sql("SELECT status FROM fairshare.jobs WHERE job_id = %s" % slow["jobId"]))
+    finally:
+        emulator_faults({})
+    if wait_sql("SELECT training_job_arn IS NOT NULL FROM fairshare.jobs WHERE job_id = %s" % slow["jobId"], 30):
+        d = alice.describe_service_job(jobId=slow["jobId"])
+        truthy("... and once SageMaker has it, scheduledAt and its attempt",
+               d["status"] != "RUNNABLE" and d.get("scheduledAt") and len(d["attempts"]) == 1, repr(d))
+    alice.terminate_service_job(jobId=slow["jobId"], reason="only its placement was wanted")
+
+
+def emulator_faults(config):
+    req = urllib.request.Request(CFG["emulator"] + "/_emulator/faults", data=json.dumps(config).encode(),
+                                 headers={"Content-Type": "application/json"}, method="POST")
+    urllib.request.urlopen(req, timeout=10).read()
 
 
 def group_tenancy():
