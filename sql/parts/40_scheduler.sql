@@ -41,15 +41,18 @@ RETURNS fairshare.job_status LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_pat
 $$;
 
 -- A failure for lack of capacity: no attempt is spent, the pair backs off.
--- Not an AlgorithmError's: what follows that prefix is the training
--- script's own failure text, and a script that failed on an EC2 capacity
--- error of its own (or printed one) would be retried without end, each
--- time a new billed training job, spending no attempt.
+-- Known by how the reason begins -- SageMaker's CapacityError, an
+-- InsufficientCapacity... error, a refused create's ResourceLimitExceeded --
+-- and never by words further in: those may be the job's own (an
+-- AlgorithmError carries the training script's failure text, a ClientError
+-- quotes the request's S3 URIs), and a job whose own text named a capacity
+-- error would be retried without end, each time a new billed training job,
+-- spending no attempt.
 CREATE FUNCTION fairshare.is_capacity_failure(failure_reason text)
 RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT failure_reason LIKE 'CapacityError%'
 		OR failure_reason LIKE 'ResourceLimitExceeded%'
-		OR (failure_reason ILIKE '%InsufficientCapacity%' AND failure_reason NOT LIKE 'AlgorithmError%')
+		OR failure_reason LIKE 'InsufficientCapacity%'
 $$;
 
 -- "Received status from SageMaker:" is followed by one space in the reasons

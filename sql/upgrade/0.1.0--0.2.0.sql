@@ -652,16 +652,17 @@ REVOKE ALL ON FUNCTION fairshare.schedule(boolean, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare.schedule(boolean, integer) TO fairshare_admin;
 
 ------------------------------------------------------------------------------
--- 40_scheduler.sql: an AlgorithmError is never a capacity failure (its
--- text is the training script's, and was retried without end when it
--- named an InsufficientCapacity error)
+-- 40_scheduler.sql: a capacity failure is known by how its reason begins,
+-- never by words further in, which may be the job's own (an
+-- AlgorithmError's text is the training script's, and was retried without
+-- end when it named an InsufficientCapacity error)
 ------------------------------------------------------------------------------
 
 CREATE OR REPLACE FUNCTION fairshare.is_capacity_failure(failure_reason text)
 RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, fairshare, pg_temp AS $$
 	SELECT failure_reason LIKE 'CapacityError%'
 		OR failure_reason LIKE 'ResourceLimitExceeded%'
-		OR (failure_reason ILIKE '%InsufficientCapacity%' AND failure_reason NOT LIKE 'AlgorithmError%')
+		OR failure_reason LIKE 'InsufficientCapacity%'
 $$;
 
 ------------------------------------------------------------------------------

@@ -109,11 +109,14 @@ SELECT pg_temp.place(:c, 'p4', 'ml.p4d.24xlarge');
 SELECT pg_temp.answer(:c, 'Completed', 'Completed');
 SELECT attempt, service_environment, instance_type, outcome FROM fairshare.job_attempts WHERE job_id = :c ORDER BY attempt;
 -- ResourceLimitExceeded and InsufficientCapacity count as capacity too,
--- but not in an AlgorithmError, whose text is the training script's.
+-- by how the reason begins: not further in, where the text may be the
+-- job's own (an AlgorithmError's is the training script's, a ClientError
+-- quotes the request's S3 URIs).
 SELECT fairshare.is_capacity_failure('ResourceLimitExceeded: account-level service limit') AS limit_exceeded,
 	   fairshare.is_capacity_failure('InsufficientCapacityError: no capacity') AS insufficient,
 	   fairshare.is_capacity_failure('AlgorithmError: capacity of my model') AS algorithm,
-	   fairshare.is_capacity_failure('AlgorithmError: ExecuteUserScriptError: my_cluster.InsufficientCapacityError: no GPUs left') AS script_says_so;
+	   fairshare.is_capacity_failure('AlgorithmError: ExecuteUserScriptError: my_cluster.InsufficientCapacityError: no GPUs left') AS script_says_so,
+	   fairshare.is_capacity_failure('ClientError: Data download failed: s3://bucket/InsufficientCapacity/train.csv does not exist') AS request_says_so;
 
 -- A preempted job goes back to RUNNABLE with preemptions + 1; past
 -- preemption_retries it fails instead.
