@@ -187,6 +187,24 @@ SELECT pg_catalog.pg_extension_config_dump('fairshare.job_state_time_limit_actio
 -- its cost does not grow with the number of waiting jobs.  Rows another
 -- transaction holds locked are skipped, never waited for.  Returns how
 -- many jobs it terminated.
+-- When the job last became RUNNABLE, which a time limit counts from (AWS
+-- counts the time in the state): runnable_at is the first time, kept for
+-- the job's place in line, so a job requeued after an attempt (a capacity
+-- failure, a preemption, a retry) or whose queue was enabled again became
+-- RUNNABLE later -- when the attempt ended, or by its latest transition.
+-- A job that waited its turn for an hour and then met a capacity error
+-- must try its other placements, not be terminated at the next pass.
+CREATE FUNCTION fairshare._runnable_since(j fairshare.jobs)
+RETURNS timestamptz LANGUAGE sql STABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$
+	SELECT greatest(j.runnable_at,
+					(SELECT max(coalesce(a.stopped_at, a.created_at)) FROM fairshare.job_attempts a
+					  WHERE a.job_id = j.job_id),
+					(SELECT max(e.at) FROM fairshare.job_events e
+					  WHERE e.job_id = j.job_id AND e.new_status = 'RUNNABLE'))
+$$;
+REVOKE ALL ON FUNCTION fairshare._runnable_since(fairshare.jobs) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fairshare._runnable_since(fairshare.jobs) TO fairshare_admin;
+
 CREATE FUNCTION fairshare._apply_time_limit_actions()
 RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE
@@ -236,6 +254,7 @@ BEGIN
 			SELECT array_agg(h.job_id) INTO heads
 			  FROM h WHERE h.runnable_at <= now() - make_interval(secs => q.shortest);
 		END IF;
+		-- (runnable_at is never later than _runnable_since(): a first cut)
 		CONTINUE WHEN heads IS NULL;
 
 		WITH w AS MATERIALIZED (
@@ -244,7 +263,7 @@ BEGIN
 			 CROSS JOIN LATERAL (
 					SELECT a.reason FROM fairshare.job_state_time_limit_actions a
 					 WHERE a.job_queue = j.job_queue AND a.state = 'RUNNABLE'
-					   AND j.runnable_at <= now() - make_interval(secs => a.max_time_seconds)
+					   AND fairshare._runnable_since(j) <= now() - make_interval(secs => a.max_time_seconds)
 					   AND fairshare.time_limit_reason_matches(a.reason, j.status_reason)
 					 ORDER BY a.max_time_seconds, a.reason LIMIT 1) a
 			 WHERE j.job_id = ANY (heads) AND j.status = 'RUNNABLE'
@@ -291,8 +310,12 @@ BEGIN
 								 WHERE j.job_queue = q.name AND j.status NOT IN ('SUCCEEDED', 'FAILED'))
 			  FOR UPDATE OF q SKIP LOCKED
 	LOOP
+		-- finished jobs only: one submitted since the check above (by a
+		-- backend whose cached queue configuration did not yet say the queue
+		-- was going) stays, and so does the queue, until the next pass
 		WITH w AS MATERIALIZED (
-			SELECT job_id FROM fairshare.jobs WHERE job_queue = r.name FOR UPDATE SKIP LOCKED)
+			SELECT job_id FROM fairshare.jobs WHERE job_queue = r.name AND status IN ('SUCCEEDED', 'FAILED')
+			   FOR UPDATE SKIP LOCKED)
 		DELETE FROM fairshare.jobs j USING w WHERE j.job_id = w.job_id;
 		SELECT count(*) INTO left_over FROM fairshare.jobs WHERE job_queue = r.name;
 		CONTINUE WHEN left_over > 0;

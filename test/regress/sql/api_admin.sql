@@ -284,7 +284,8 @@ SELECT call('delete_quota_share', '{"quotaShareArn": "quota-q/ProdExp1"}');
 
 -- Time limits: the head of a queue, RUNNABLE too long for the reason named,
 -- is terminated by the next pass; a job behind it, or one waiting for
--- another reason, is not.  (The clock is shortened by moving runnable_at.)
+-- another reason, is not.  (The clock is shortened by moving runnable_at,
+-- and the jobs' events, back.)
 \c - postgres
 \set SHOW_CONTEXT never
 SELECT call('create_service_environment', '{"serviceEnvironmentName": "tiny", "serviceEnvironmentType": "SAGEMAKER_TRAINING",
@@ -303,6 +304,8 @@ SELECT job_name, status, left(status_reason, 49) AS reason FROM fairshare.jobs W
 SELECT count(*) FROM fairshare.schedule();
 SELECT job_name, status FROM fairshare.jobs WHERE job_queue = 'limited' ORDER BY job_id;
 UPDATE fairshare.jobs SET runnable_at = now() - interval '11 minutes' WHERE job_queue = 'limited';
+UPDATE fairshare.job_events SET at = at - interval '11 minutes'
+ WHERE job_id IN (SELECT job_id FROM fairshare.jobs WHERE job_queue = 'limited');
 SELECT count(*) FROM fairshare.schedule();
 SELECT job_name, status, status_reason FROM fairshare.jobs WHERE job_queue = 'limited' ORDER BY job_id;
 -- The next one is now the head, and goes at the next pass.
@@ -315,9 +318,25 @@ UPDATE fairshare.job_state_time_limit_actions SET reason = 'CAPACITY:INSUFFICIEN
 INSERT INTO fairshare.jobs (job_name, job_queue, request)
 	SELECT 'too-big-3', 'limited', jsonb_set(request, '{ResourceConfig,InstanceCount}', '5') FROM req;
 SELECT count(*) FROM fairshare.schedule();
+UPDATE fairshare.job_events SET at = at - interval '2 days'
+ WHERE job_id IN (SELECT job_id FROM fairshare.jobs WHERE status = 'RUNNABLE');
 UPDATE fairshare.jobs SET runnable_at = now() - interval '2 days' WHERE status = 'RUNNABLE';
 SELECT count(*) FROM fairshare.schedule();
 SELECT job_name, status FROM fairshare.jobs WHERE job_name IN ('too-big-elsewhere', 'too-big-3') ORDER BY job_id;
+-- The time counts from when the job last became RUNNABLE: a job that
+-- waited two days for its turn, was placed and met a capacity error is
+-- requeued to try its other placements, not terminated at the next pass.
+INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'fits', 'limited', request FROM req;
+UPDATE fairshare.jobs SET status = 'RUNNABLE' WHERE job_name = 'fits';
+UPDATE fairshare.jobs SET runnable_at = now() - interval '2 days' WHERE job_name = 'fits';
+UPDATE fairshare.jobs SET status = 'SCHEDULED', service_environment = 'tiny', instance_type = request #>> '{ResourceConfig,InstanceType}'
+ WHERE job_name = 'fits';
+SELECT fairshare.apply_status(job_id, jsonb_build_object('TrainingJobName', training_job_name,
+	'TrainingJobStatus', 'Failed', 'FailureReason', 'CapacityError: Unable to provision requested ML compute capacity.'))
+  FROM fairshare.jobs WHERE job_name = 'fits';
+SELECT count(*) FROM fairshare.schedule();
+SELECT job_name, status, runnable_at < now() - interval '1 day' AS first_runnable_long_ago, left(status_reason, 13) AS reason
+  FROM fairshare.jobs WHERE job_name = 'fits';
 -- A capacity failure is CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY.
 SELECT fairshare.time_limit_reason_matches('CAPACITY:INSUFFICIENT_INSTANCE_CAPACITY',
 	'CapacityError: Unable to provision requested ML compute capacity (on tiny, ml.g5.xlarge); trying its other placements, no attempt spent');
