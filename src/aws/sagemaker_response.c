@@ -107,6 +107,30 @@ name_in(const char *name, const char *const *list)
 /* ------------------------------------------------------------ answers */
 
 /*
+ * A JSON text's \u0000 escapes made storable, in place: jsonb holds no NUL,
+ * and SageMaker quotes text the job's own code wrote (a training script's
+ * /opt/ml/output/failure becomes the FailureReason).  An answer that could
+ * not be stored would be asked for again at every poll, and the job would
+ * never end.  The character becomes U+FFFD, or "?" where the database's
+ * encoding has no U+FFFD.  A backslash that is escaped itself ("\\")
+ * starts nothing.
+ */
+static void
+replace_nul_escapes(char *json)
+{
+	const char *replacement = GetDatabaseEncoding() == PG_UTF8 ? "FFFD" : "003F";
+
+	for (char *p = json; *p; p++)
+	{
+		if (*p != '\\' || p[1] == '\0')
+			continue;
+		if (strncmp(p + 1, "u0000", 5) == 0)
+			memcpy(p + 2, replacement, 4);
+		p++;					/* the escaped character */
+	}
+}
+
+/*
  * Parse a response body with PostgreSQL's JSON code into a flat Jsonb in
  * the client's context; NULL with *problem set when it is not valid UTF-8
  * JSON.  The parsers raise on bad input (and on absurd nesting, through
@@ -131,8 +155,15 @@ parse_body(FsSmClient *c, const char *data, size_t len, const char **problem)
 		/* Nothing AWS quotes back may keep a credential (aws/redact.h). */
 		char	   *text = fs_aws_redact(pg_any_to_server(data, len, PG_UTF8),
 										 fs_aws_credentials_without_fetch());
-		JsonLexContext *lex = makeJsonLexContextCstringLen(text, strlen(text),
-														   GetDatabaseEncoding(), true);
+		JsonLexContext *lex;
+
+		if (strstr(text, "\\u0000") != NULL)
+		{
+			/* may be the answer's own buffer: change a copy */
+			text = pstrdup(text);
+			replace_nul_escapes(text);
+		}
+		lex = makeJsonLexContextCstringLen(text, strlen(text), GetDatabaseEncoding(), true);
 
 		if (pg_parse_json(lex, &nullSemAction) != JSON_SUCCESS)
 			*problem = "the answer is not valid JSON";

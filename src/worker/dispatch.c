@@ -309,6 +309,7 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 			/* Placed before we started: a previous dispatcher may have sent it. */
 			t->suspect = !has_arn[i] && placed_before[i];
 			t->next_describe = now;
+			t->next_stop = 0;
 		}
 		t->seen = true;
 		t->submitted_us = submitted_us[i];
@@ -329,9 +330,14 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 
 			wait_ms = Min(wait_ms, Max(due_ms, 1));
 		}
-		else if (stop_wanted[i])
+		else if (stop_wanted[i] && (t->next_stop <= now || !t->exists))
 		{
-			/* never stop a training job not proven ours: look it up first */
+			/*
+			 * Never stop a training job not proven ours: look it up first.
+			 * A stop that failed waits a poll interval before it is sent
+			 * again, and the describes go on meanwhile (below): a stop that
+			 * keeps failing must not keep the job from being seen to end.
+			 */
 			if (t->exists && t->owned)
 				dispatch_send_call(d, t, FS_SM_STOP_TRAINING_JOB, dispatch_name_request(t->name));
 			else if (t->exists || t->suspect)
@@ -352,7 +358,8 @@ fairshare_dispatch_turn(FairshareDispatch *d)
 			dispatch_send_call(d, t, FS_SM_DESCRIBE_TRAINING_JOB, dispatch_name_request(t->name));
 		else
 		{
-			long		due_ms = (long) ((t->next_describe - now) / 1000);
+			TimestampTz due = stop_wanted[i] ? Min(t->next_describe, t->next_stop) : t->next_describe;
+			long		due_ms = (long) ((due - now) / 1000);
 
 			wait_ms = Min(wait_ms, Max(due_ms, 1));
 		}

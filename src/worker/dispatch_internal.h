@@ -57,6 +57,7 @@ typedef struct AttemptTrack
 	bool		suspect;		/* may exist: describe before creating */
 	bool		seen;			/* in this turn's work */
 	TimestampTz next_describe;
+	TimestampTz next_stop;		/* a stop that failed is sent again no sooner */
 	int			failed_creates; /* creates that got no usable answer */
 	int			not_found;		/* lookups in a row SageMaker said it no longer knows it */
 	TimestampTz first_create;	/* when the first create was sent; 0 if none */

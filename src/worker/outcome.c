@@ -272,6 +272,25 @@ warn_throttled(const FsSmResult *r, const char *name, const char *detail)
 								held, fs_sm_operation_name(r->operation)) : 0));
 }
 
+/*
+ * A create with no answer we can trust: it may or may not exist.  Look it
+ * up a poll interval from now; the job keeps its place and says why it
+ * waits.
+ */
+static void
+look_up_unanswered_create(AttemptTrack *t, const FsSmResult *r, TimestampTz next_poll)
+{
+	t->suspect = true;
+	t->next_describe = next_poll;
+	t->failed_creates++;
+	strlcpy(t->last_create_error, failure_reason(r), sizeof(t->last_create_error));
+	dispatch_note_call_trouble(t, psprintf("CreateTrainingJob %s got no usable answer (%s); it is looked up "
+								  "and, if SageMaker does not know it, sent again (%d of at most %d)",
+								  t->name, failure_reason(r), t->failed_creates,
+								  fairshare_create_retry_limit));
+	warn_throttled(r, t->name, "It will be looked up and, if SageMaker does not know it, created again.");
+}
+
 static void
 handle_result(FairshareDispatch *d, const FsSmResult *r)
 {
@@ -316,6 +335,19 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 				case FS_SM_RESOURCE_NOT_FOUND:
 				case FS_SM_OTHER_CLIENT_ERROR:
 					/*
+					 * An earlier try of this call went unanswered or got a
+					 * 5xx, and SageMaker may have acted on it: the refusal
+					 * speaks for the last try only (a ResourceLimitExceeded
+					 * may even be the first try's training job using the
+					 * quota).  Look the name up before anything is decided.
+					 */
+					if (r->ambiguous_tries > 0)
+					{
+						look_up_unanswered_create(t, r, next_poll);
+						break;
+					}
+
+					/*
 					 * SageMaker refused this attempt (a 4xx it answered after
 					 * reading the request: nothing was created): the retry
 					 * rules decide.  AccessDenied belongs here, typically a
@@ -339,21 +371,8 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 					}
 					break;
 				default:
-					/*
-					 * No answer we can trust (retries exhausted, credentials
-					 * refused, no endpoint, TLS): it may or may not exist.
-					 * Look it up a poll interval from now; the job keeps its
-					 * place and says why it waits.
-					 */
-					t->suspect = true;
-					t->next_describe = next_poll;
-					t->failed_creates++;
-					strlcpy(t->last_create_error, failure_reason(r), sizeof(t->last_create_error));
-					dispatch_note_call_trouble(t, psprintf("CreateTrainingJob %s got no usable answer (%s); it is looked up "
-												  "and, if SageMaker does not know it, sent again (%d of at most %d)",
-												  t->name, failure_reason(r), t->failed_creates,
-												  fairshare_create_retry_limit));
-					warn_throttled(r, t->name, "It will be looked up and, if SageMaker does not know it, created again.");
+					/* no answer we can trust: retries exhausted, credentials refused, no endpoint, TLS */
+					look_up_unanswered_create(t, r, next_poll);
 					break;
 			}
 			break;
@@ -471,6 +490,7 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 					if (!t->exists)
 						dispatch_cancel_unsent(d, t);
 					t->next_describe = now;
+					t->next_stop = next_poll;
 					break;
 				case FS_SM_VALIDATION:
 					/* Already stopping or finished: the next describe says how it ended. */
@@ -478,7 +498,14 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 					t->next_describe = now;
 					break;
 				default:
+					/*
+					 * Not sent (no permission, an outage): sent again a poll
+					 * interval from now, and meanwhile looked up, which also
+					 * sees the training job end by itself.
+					 */
 					warn_throttled(r, t->name, NULL);
+					t->next_stop = next_poll;
+					t->next_describe = now;
 					break;
 			}
 			break;

@@ -542,7 +542,10 @@ def parse_timeline(hyper, defaults, time_scale):
                         % (_show(capacity), HP_CAPACITY_ERROR))
     if problems:
         raise validation_error(problems)
-    reason = hyper.get(HP_FAILURE_REASON, defaults["failure_reason"])
+    # The six characters \u0000 in the reason stand for a NUL, which a
+    # training script may write into /opt/ml/output/failure (and which no
+    # jsonb, so no hyperparameter fairshare sends, can hold).
+    reason = hyper.get(HP_FAILURE_REASON, defaults["failure_reason"]).replace("\\u0000", "\x00")
     return {"durations": durations, "outcome": outcome, "fail_in": fail_in,
             "failure_reason": reason, "capacity_error": capacity == "true"}
 
