@@ -18,7 +18,13 @@
  * headers larger than fairshare.api_max_header_size are answered 431
  * ClientException.  libmicrohttpd's buffer holds four times that (the
  * daemon's options, api_worker.c, which also bound idle time), so only
- * headers beyond it get libmicrohttpd's own answer.
+ * headers beyond it get libmicrohttpd's own answer.  A refusal known from
+ * the headers alone is answered at once, before any body is read (no "100
+ * Continue"), and the connection closed; a body without a Content-Length
+ * (chunked) that outgrows the limit is read and dropped up to
+ * DISCARD_LIMIT_FACTOR times it, then the connection is closed unanswered:
+ * a body that never ends would otherwise hold its connection for good,
+ * since the idle timeout never fires while it keeps coming.
  *
  *-------------------------------------------------------------------------
  */
@@ -74,11 +80,16 @@ static const ApiOperation op_untag = {"UntagResource", "_api_untag_resource"};
 static const ApiOperation op_list_tags = {"ListTagsForResource", "_api_list_tags_for_resource"};
 
 /* Per request, from the first callback to the completion notice. */
+/* How much of an oversized body without a Content-Length is read and dropped. */
+#define DISCARD_LIMIT_FACTOR 4
+
 typedef struct RequestState
 {
 	char	   *body;
 	size_t		len;
 	size_t		cap;
+	size_t		dropped;		/* bytes of an oversized body read and dropped */
+	bool		answered;		/* refused from its headers, before any body */
 	bool		too_large;
 	bool		headers_too_large;
 	bool		too_many_connections;
@@ -86,7 +97,10 @@ typedef struct RequestState
 } RequestState;
 
 /*
- * Decode %XX in place ("+" stays: AWS clients encode a space as %20).
+ * Decode %XX in place.  "+" is left as it is here, but libmicrohttpd has
+ * already made a "+" in the query a space, as for a form: AWS clients send
+ * "+" as %2B and a space as %20, so only a hand-made request meets that,
+ * and its signature then fails.
  * False when it decodes a NUL (%00): the value would end there as a C
  * string, and the operation act on a shorter name than the one sent.
  */
@@ -187,10 +201,39 @@ new_request_id(char *out)
 			 r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13], r[14], r[15]);
 }
 
+/* Does the path have an empty, "." or ".." segment? */
+static bool
+has_dot_or_empty_segment(const char *path)
+{
+	for (const char *p = path; *p; p++)
+	{
+		size_t		n;
+
+		if (*p != '/')
+			continue;
+		n = strcspn(p + 1, "/");
+		if ((n == 0 && p[1] == '/') || (n == 1 && p[1] == '.') || (n == 2 && p[1] == '.' && p[2] == '.'))
+			return true;
+	}
+	return false;
+}
+
 /* Find the operation for method and path; NULL (and *resp set) if none. */
 static const ApiOperation *
 route(const char *method, const char *path, FsApiRequest *req, FsApiResponse *resp)
 {
+	/*
+	 * SigV4 signs a path with its empty, "." and ".." segments taken out
+	 * (as botocore does): such a path would be checked as one path and
+	 * acted on as another.  No AWS client sends one.
+	 */
+	if (has_dot_or_empty_segment(path))
+	{
+		fairshare_api_error(resp, 400, "ClientException",
+							"the path has an empty, \".\" or \"..\" segment; send the resource ARN percent-encoded, "
+							"as AWS clients do");
+		return NULL;
+	}
 	if (strncmp(path, "/v1/tags/", 9) == 0 && path[9] != '\0')
 	{
 		const ApiOperation *op = NULL;
@@ -402,18 +445,34 @@ fairshare_api_access_handler(void *cls, struct MHD_Connection *connection, const
 		length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (length != NULL && strtoull(length, NULL, 10) > (unsigned long long) fairshare_api_max_body_size)
 			st->too_large = true;
+		/* known from the headers: answered now, the body never read */
+		if (st->too_many_connections || st->headers_too_large || st->too_large)
+		{
+			st->answered = true;
+			return handle(connection, st, url, method);
+		}
 		return MHD_YES;
+	}
+	if (st->answered)
+	{
+		*upload_data_size = 0;
+		return MHD_NO;			/* nothing more of this request is wanted */
 	}
 	if (*upload_data_size > 0)
 	{
 		size_t		n = *upload_data_size;
 
 		*upload_data_size = 0;
-		if (st->too_large || st->too_many_connections)
-			return MHD_YES;		/* read and dropped, answered at the end */
+		if (st->too_large)
+		{
+			/* read and dropped, answered at the end -- up to a point */
+			st->dropped += n;
+			return st->dropped > (size_t) fairshare_api_max_body_size * DISCARD_LIMIT_FACTOR ? MHD_NO : MHD_YES;
+		}
 		if (st->len + n > (size_t) fairshare_api_max_body_size)
 		{
 			st->too_large = true;
+			st->dropped = st->len + n;
 			free(st->body);
 			st->body = NULL;
 			st->len = st->cap = 0;

@@ -569,6 +569,8 @@ def group_input():
         ("an unknown operation", "POST", "/v1/frobnicateservicejob", b'{}', 404, "UnknownOperationException"),
         ("a GET of an operation", "GET", "/v1/submitservicejob", b'', 404, "UnknownOperationException"),
         ("a path outside /v1", "POST", "/admin", b'{}', 404, "UnknownOperationException"),
+        ("a path with a \".\" segment (signed as another path)", "POST", "/v1/./submitservicejob", b'{}', 400, "ClientException"),
+        ("a path with a \"..\" segment", "GET", "/v1/tags/arn%3Aaws%3Abatch%3Aus-east-1%3A000000000000%3Ajob-queue%2Ffifo_q/..", b'', 400, "ClientException"),
     ]
     for name, method, path, body, status, kind in cases:
         st, h, b = signed_raw(method, path, body)
@@ -624,6 +626,39 @@ def group_input():
     st, h, b = signed_raw("POST", "/v1/describeservicejob", b"")
     check("an empty body is a request without members", (400, "ClientException", True),
           (st, b.get("__type"), "jobId is required" in b.get("message", "")))
+
+    # A body declared over the limit is refused from the headers, before
+    # any of it is read: no "100 Continue", the 413 at once, then closed.
+    conn = socket.create_connection((host, int(port)), timeout=5)
+    conn.sendall(b"POST /v1/submitservicejob HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n"
+                 b"Expect: 100-continue\r\n\r\n")
+    try:
+        first = conn.recv(65536)
+    except socket.timeout:
+        first = b""
+    conn.close()
+    check("a body declared too large is answered 413 from its headers, without 100 Continue",
+          ("413", False), (first[9:12].decode("latin-1"), b" 100 " in first[:16]))
+    # A chunked body that never ends is not read for ever: past four times
+    # the limit the connection is closed.
+    conn = socket.create_connection((host, int(port)), timeout=10)
+    conn.sendall(b"POST /v1/submitservicejob HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+    chunk = b"%x\r\n%s\r\n" % (16384, b"x" * 16384)
+    try:
+        for _ in range(40):        # 640 kB, and the body goes on (no last chunk)
+            conn.sendall(chunk)
+    except (BrokenPipeError, ConnectionResetError, socket.timeout):
+        pass
+    conn.settimeout(5)
+    try:
+        answer = conn.recv(65536)
+        closed = answer == b"" or answer.startswith(b"HTTP/1.1 413")
+    except ConnectionResetError:
+        closed = True
+    except socket.timeout:
+        closed = False
+    conn.close()
+    truthy("a chunked body that goes on past four times the limit gets its connection closed", closed)
 
 
 def group_tags():
