@@ -122,8 +122,16 @@ static const FsCronTask fs_cron_tasks[] = {
 
 /*
  * The command of task t for the database with OID database_id: t's body,
- * run only in that database.  The apply_retention procedure commits batch
- * by batch, which a CALL in a DO block run as a statement of its own may do.
+ * run only in that database, and only while extension fairshare is
+ * installed there.  Both, since neither alone tells the database apart:
+ * PostgreSQL 15 lets any role with CREATEDB give a new database a free OID
+ * of its choosing (CREATE DATABASE ... OID), so the owner of a dropped
+ * database can make another with its name and OID; and a job may outlive
+ * its extension (an unschedule that failed at DROP EXTENSION).  Only a
+ * superuser can create fairshare (it is not trusted), and CREATE EXTENSION
+ * refuses a schema fairshare that anyone else made.  The apply_retention
+ * procedure commits batch by batch, which a CALL in a DO block run as a
+ * statement of its own may do.
  */
 static char *
 fs_cron_command(const FsCronTask *t, Oid database_id)
@@ -134,11 +142,19 @@ fs_cron_command(const FsCronTask *t, Oid database_id)
 					"OPERATOR(pg_catalog.<>) %u::pg_catalog.oid THEN "
 					"RAISE EXCEPTION 'fairshare: this pg_cron job is for the database with OID %u, not for "
 					"database %%, which has another', pg_catalog.current_database() "
-					"USING HINT = 'Remove it: SELECT cron.unschedule(jobid) FROM cron.job WHERE jobname LIKE "
-					"''fairshare:%u:%%''; then run SELECT fairshare.schedule_housekeeping() in the database "
-					"that has fairshare.'; "
+					"USING ERRCODE = '55000', HINT = 'Remove it: SELECT cron.unschedule(jobid) FROM cron.job "
+					"WHERE jobname LIKE ''fairshare:%u:%%''; then run SELECT fairshare.schedule_housekeeping() "
+					"in the database that has fairshare.'; "
+					"END IF; "
+					"IF NOT EXISTS (SELECT FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n "
+					"ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
+					"WHERE e.extname OPERATOR(pg_catalog.=) 'fairshare' AND n.nspname OPERATOR(pg_catalog.=) 'fairshare') THEN "
+					"RAISE EXCEPTION 'fairshare: this pg_cron job is for extension fairshare, which database %% "
+					"does not have', pg_catalog.current_database() "
+					"USING ERRCODE = '55000', HINT = 'Remove it: SELECT cron.unschedule(jobid) FROM cron.job "
+					"WHERE jobname LIKE ''fairshare:%u:%%''.'; "
 					"END IF; %s; END $fairshare$",
-					database_id, database_id, database_id, t->body);
+					database_id, database_id, database_id, database_id, t->body);
 }
 
 typedef enum FsCronAction
