@@ -379,16 +379,32 @@ execute_in_transaction(FsApiRequest *req, FsApiResponse *resp)
 	 */
 	if (!fairshare_lock_current_catalog(&version))
 	{
+		/*
+		 * Before authentication: the client is told no more than that; the
+		 * log says which database and what to run, once a minute at most.
+		 */
+		static TimestampTz last_logged = 0;
+		TimestampTz now = GetCurrentTimestamp();
 		const char *database = get_database_name(MyDatabaseId);
 
+		if (now >= TimestampTzPlusMilliseconds(last_logged, 60 * 1000))
+		{
+			last_logged = now;
+			if (version == NULL)
+				ereport(LOG,
+						(errmsg("fairshare api: extension \"fairshare\" is not installed in database \"%s\"; "
+								"every request is refused until it is", database),
+						 errhint("Run CREATE EXTENSION fairshare in it, or set fairshare.database.")));
+			else
+				ereport(LOG,
+						(errmsg("fairshare api: the fairshare catalog in database \"%s\" is version %s, but the "
+								"library is version %s; every request is refused until they match",
+								database, version, FAIRSHARE_CATALOG_VERSION),
+						 errhint("%s", fairshare_catalog_version_hint(version, database))));
+		}
 		fairshare_api_error(resp, 500, "ServerException",
-							version == NULL ?
-							psprintf("fairshare is not installed in database \"%s\" (fairshare.database); "
-									 "the API answers once CREATE EXTENSION fairshare has run there",
-									 database) :
-							psprintf("the fairshare catalog in database \"%s\" is version %s, this server's "
-									 "library %s; the API answers once ALTER EXTENSION fairshare UPDATE has run there",
-									 database, version, FAIRSHARE_CATALOG_VERSION));
+							"the fairshare API is not available: the extension is not installed in its database, "
+							"or its catalog does not match the server's library (the server log says which)");
 		return;
 	}
 
