@@ -179,14 +179,6 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON fairshare.job_state_time_limit_actions T
 GRANT SELECT ON fairshare.job_state_time_limit_actions TO fairshare_submitter;
 SELECT pg_catalog.pg_extension_config_dump('fairshare.job_state_time_limit_actions'::regclass, '');
 
--- Enforce the time limits: called at the start of every scheduling pass
--- (fairshare._prepare_pass).  Driven by the small table of actions: with
--- none it is one probe of an empty table; otherwise, per queue that has
--- actions, it reads only the head job of each share (of the queue, for a
--- FIFO queue) through the scheduler's partial indexes of RUNNABLE jobs, so
--- its cost does not grow with the number of waiting jobs.  Rows another
--- transaction holds locked are skipped, never waited for.  Returns how
--- many jobs it terminated.
 -- When the job last became RUNNABLE, which a time limit counts from (AWS
 -- counts the time in the state): runnable_at is the first time, kept for
 -- the job's place in line, so a job requeued after an attempt (a capacity
@@ -205,6 +197,14 @@ $$;
 REVOKE ALL ON FUNCTION fairshare._runnable_since(fairshare.jobs) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fairshare._runnable_since(fairshare.jobs) TO fairshare_admin;
 
+-- Enforce the time limits: called at the start of every scheduling pass
+-- (fairshare._prepare_pass).  Driven by the small table of actions: with
+-- none it is one probe of an empty table; otherwise, per queue that has
+-- actions, it reads only the head job of each share (of the queue, for a
+-- FIFO queue) through the scheduler's partial indexes of RUNNABLE jobs, so
+-- its cost does not grow with the number of waiting jobs.  Rows another
+-- transaction holds locked are skipped, never waited for.  Returns how
+-- many jobs it terminated.
 CREATE FUNCTION fairshare._apply_time_limit_actions()
 RETURNS integer LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
 DECLARE

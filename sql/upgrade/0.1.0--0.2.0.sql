@@ -100,6 +100,7 @@ ALTER FUNCTION fairshare.valid_transition(fairshare.job_status, fairshare.job_st
 DO $privileges$
 DECLARE
 	statements text;
+	column_grants boolean;
 BEGIN
 	WITH objects (kind, name, acl, initial) AS (
 		SELECT 'TABLE', 'fairshare.' || pg_catalog.quote_ident(c.relname),
@@ -122,22 +123,32 @@ BEGIN
 			ON i.classoid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND i.objoid = p.oid AND i.objsubid = 0
 		 WHERE p.oid IN ('fairshare.environment_utilization()'::pg_catalog.regprocedure,
 						 'fairshare.quota_share_status()'::pg_catalog.regprocedure)),
-	changed (verb, kind, name, privilege, grantee) AS (
-		SELECT 'GRANT', o.kind, o.name, a.privilege_type, a.grantee
+	changed (verb, kind, name, privilege, grantee, grantable) AS (
+		SELECT 'GRANT', o.kind, o.name, a.privilege_type, a.grantee, a.is_grantable
 		  FROM objects o, LATERAL (SELECT * FROM pg_catalog.aclexplode(o.acl)
 								   EXCEPT SELECT * FROM pg_catalog.aclexplode(o.initial)) a
 		UNION ALL
-		SELECT 'REVOKE', o.kind, o.name, a.privilege_type, a.grantee
+		SELECT 'REVOKE', o.kind, o.name, a.privilege_type, a.grantee, false
 		  FROM objects o, LATERAL (SELECT * FROM pg_catalog.aclexplode(o.initial)
 								   EXCEPT SELECT * FROM pg_catalog.aclexplode(o.acl)) a)
-	SELECT pg_catalog.string_agg(pg_catalog.format('%s %s ON %s %s %s %s;', verb, privilege, kind, name,
+	SELECT pg_catalog.string_agg(pg_catalog.format('%s %s ON %s %s %s %s%s;', verb, privilege, kind, name,
 						CASE verb WHEN 'GRANT' THEN 'TO' ELSE 'FROM' END,
-						CASE grantee WHEN 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(grantee)) END),
+						CASE grantee WHEN 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(grantee)) END,
+						CASE WHEN grantable THEN ' WITH GRANT OPTION' ELSE '' END),
 						' ' ORDER BY name, verb DESC, grantee, privilege)
 	  INTO statements FROM changed;
-	IF statements IS NOT NULL THEN
+	-- privileges on single columns of the views are not spelt out, only said
+	SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+					WHERE a.attacl IS NOT NULL AND a.attnum > 0
+					  AND a.attrelid IN ('fairshare.environment_utilization'::pg_catalog.regclass,
+										 'fairshare._environment_utilization'::pg_catalog.regclass,
+										 'fairshare.quota_share_status'::pg_catalog.regclass,
+										 'fairshare._quota_share_status'::pg_catalog.regclass))
+	  INTO column_grants;
+	IF statements IS NOT NULL OR column_grants THEN
 		RAISE WARNING 'this update makes fairshare''s utilisation views and their functions again, without the privileges changed on them since they were installed'
-			USING HINT = 'Once the update has committed, run: ' || statements;
+			USING HINT = 'Once the update has committed, run: ' || coalesce(statements, '')
+						 || CASE WHEN column_grants THEN ' (and grant again the privileges you gave on single columns of these views)' ELSE '' END;
 	END IF;
 END
 $privileges$;

@@ -275,16 +275,21 @@ warn_throttled(const FsSmResult *r, const char *name, const char *detail)
 /*
  * A create with no answer we can trust: it may or may not exist.  Look it
  * up a poll interval from now; the job keeps its place and says why it
- * waits.
+ * waits.  refused: the last try was refused, but an earlier one went
+ * unanswered.
  */
 static void
-look_up_unanswered_create(AttemptTrack *t, const FsSmResult *r, TimestampTz next_poll)
+look_up_unanswered_create(AttemptTrack *t, const FsSmResult *r, TimestampTz next_poll, bool refused)
 {
 	t->suspect = true;
 	t->next_describe = next_poll;
 	t->failed_creates++;
 	strlcpy(t->last_create_error, failure_reason(r), sizeof(t->last_create_error));
-	dispatch_note_call_trouble(t, psprintf("CreateTrainingJob %s got no usable answer (%s); it is looked up "
+	dispatch_note_call_trouble(t, psprintf(refused ?
+								  "CreateTrainingJob %s was refused (%s) after an earlier try got no answer, which "
+								  "SageMaker may have acted on; it is looked up and, if SageMaker does not know it, "
+								  "sent again (%d of at most %d)" :
+								  "CreateTrainingJob %s got no usable answer (%s); it is looked up "
 								  "and, if SageMaker does not know it, sent again (%d of at most %d)",
 								  t->name, failure_reason(r), t->failed_creates,
 								  fairshare_create_retry_limit));
@@ -343,7 +348,7 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 					 */
 					if (r->ambiguous_tries > 0)
 					{
-						look_up_unanswered_create(t, r, next_poll);
+						look_up_unanswered_create(t, r, next_poll, true);
 						break;
 					}
 
@@ -372,7 +377,7 @@ handle_result(FairshareDispatch *d, const FsSmResult *r)
 					break;
 				default:
 					/* no answer we can trust: retries exhausted, credentials refused, no endpoint, TLS */
-					look_up_unanswered_create(t, r, next_poll);
+					look_up_unanswered_create(t, r, next_poll, false);
 					break;
 			}
 			break;

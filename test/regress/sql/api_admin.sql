@@ -324,11 +324,14 @@ UPDATE fairshare.jobs SET runnable_at = now() - interval '2 days' WHERE status =
 SELECT count(*) FROM fairshare.schedule();
 SELECT job_name, status FROM fairshare.jobs WHERE job_name IN ('too-big-elsewhere', 'too-big-3') ORDER BY job_id;
 -- The time counts from when the job last became RUNNABLE: a job that
--- waited two days for its turn, was placed and met a capacity error is
--- requeued to try its other placements, not terminated at the next pass.
+-- waited three days for its turn (the head of its queue), was placed and
+-- met a capacity error is requeued to try its other placements, not
+-- terminated at the next pass.
 INSERT INTO fairshare.jobs (job_name, job_queue, request) SELECT 'fits', 'limited', request FROM req;
 UPDATE fairshare.jobs SET status = 'RUNNABLE' WHERE job_name = 'fits';
-UPDATE fairshare.jobs SET runnable_at = now() - interval '2 days' WHERE job_name = 'fits';
+UPDATE fairshare.jobs SET runnable_at = now() - interval '3 days' WHERE job_name = 'fits';
+UPDATE fairshare.job_events SET at = at - interval '3 days'
+ WHERE job_id = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'fits');
 UPDATE fairshare.jobs SET status = 'SCHEDULED', service_environment = 'tiny', instance_type = request #>> '{ResourceConfig,InstanceType}'
  WHERE job_name = 'fits';
 SELECT fairshare.apply_status(job_id, jsonb_build_object('TrainingJobName', training_job_name,
