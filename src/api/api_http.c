@@ -79,10 +79,10 @@ static const ApiOperation op_tag = {"TagResource", "_api_tag_resource"};
 static const ApiOperation op_untag = {"UntagResource", "_api_untag_resource"};
 static const ApiOperation op_list_tags = {"ListTagsForResource", "_api_list_tags_for_resource"};
 
-/* Per request, from the first callback to the completion notice. */
 /* How much of an oversized body without a Content-Length is read and dropped. */
 #define DISCARD_LIMIT_FACTOR 4
 
+/* Per request, from the first callback to the completion notice. */
 typedef struct RequestState
 {
 	char	   *body;
