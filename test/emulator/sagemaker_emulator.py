@@ -731,11 +731,12 @@ class TrainingJob:
 # Fault injection
 # ---------------------------------------------------------------------------
 
-FAULT_DEFAULTS = {"throttle_rate": 0.0, "error_5xx_rate": 0.0, "drop_rate": 0.0,
-                  "drop_mode": "random", "drop_style": "close", "slow_rate": 0.0,
+FAULT_DEFAULTS = {"throttle_rate": 0.0, "error_5xx_rate": 0.0, "error_5xx_mode": "before",
+                  "drop_rate": 0.0, "drop_mode": "random", "drop_style": "close", "slow_rate": 0.0,
                   "slow_seconds": 3.0, "max_faults": None}
 FAULT_RATES = ("throttle_rate", "error_5xx_rate", "drop_rate", "slow_rate")
 DROP_MODES = ("before", "after", "random")
+ERROR_5XX_MODES = ("before", "after")
 DROP_STYLES = ("close", "reset")
 
 
@@ -758,6 +759,8 @@ def check_fault_settings(settings, where="faults"):
         elif key == "max_faults":
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise ValueError("%s.max_faults must be null or an integer >= 0" % where)
+        elif key == "error_5xx_mode" and value not in ERROR_5XX_MODES:
+            raise ValueError("%s.error_5xx_mode must be one of %s" % (where, ", ".join(ERROR_5XX_MODES)))
         elif key == "drop_mode" and value not in DROP_MODES:
             raise ValueError("%s.drop_mode must be one of %s" % (where, ", ".join(DROP_MODES)))
         elif key == "drop_style" and value not in DROP_STYLES:
@@ -798,13 +801,21 @@ def effective_faults(config, op):
     return eff
 
 
+def _fault_error(fault):
+    """The 5xx a fault answers with."""
+    return ApiError(fault.error, "We encountered an internal error. Please try again."
+                    if fault.error == "InternalFailure" else "Service Unavailable")
+
+
 class Fault:
     """What to do to one request: sleep first, then at most one of
     throttle / error_5xx / drop."""
 
-    def __init__(self, slow=0.0, kind=None, error=None, drop_after=False, drop_style="close"):
+    def __init__(self, slow=0.0, kind=None, error=None, drop_after=False, drop_style="close",
+                 error_after=False):
         self.slow, self.kind, self.error = slow, kind, error
         self.drop_after, self.drop_style = drop_after, drop_style
+        self.error_after = error_after
 
 
 # ---------------------------------------------------------------------------
@@ -939,6 +950,7 @@ class Emulator:
             elif r < throttle + err:
                 fault.kind = "error_5xx"
                 fault.error = self.rng.choice(("InternalFailure", "ServiceUnavailable"))
+                fault.error_after = cfg["error_5xx_mode"] == "after"
             elif r < throttle + err + drop:
                 mode = cfg["drop_mode"]
                 if mode == "random":
@@ -948,7 +960,7 @@ class Emulator:
             if fault.kind is not None:
                 label = fault.kind
                 if fault.kind == "error_5xx":
-                    label = fault.error
+                    label = fault.error + ("_after" if fault.error_after else "")
                 elif fault.kind == "drop":
                     label = "drop_after" if fault.drop_after else "drop_before"
                 self.stats.faults[label] += 1
@@ -1471,9 +1483,8 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(fault.slow)
             if fault.kind == "throttle":
                 raise ApiError("ThrottlingException", "Rate exceeded")
-            if fault.kind == "error_5xx":
-                raise ApiError(fault.error, "We encountered an internal error. Please try again."
-                               if fault.error == "InternalFailure" else "Service Unavailable")
+            if fault.kind == "error_5xx" and not fault.error_after:
+                raise _fault_error(fault)
             if fault.kind == "drop" and not fault.drop_after:
                 return label, name, None, None, None, ("before", fault.drop_style)
             try:
@@ -1487,6 +1498,10 @@ class Handler(BaseHTTPRequestHandler):
                 with emu.lock:
                     emu.stats.create_arrival_times[name] = started
         except ApiError as e:
+            status, payload, error_code = e.status, e.body(), e.code
+        if fault is not None and fault.kind == "error_5xx" and fault.error_after:
+            # carried out (or refused) as asked; the answer is a 5xx all the same
+            e = _fault_error(fault)
             status, payload, error_code = e.status, e.body(), e.code
         drop = None
         if fault is not None and fault.kind == "drop" and fault.drop_after:
@@ -1601,7 +1616,7 @@ class Options:
             itype, value = _split_setting(item, "--limit")
             self.limits[check_instance_type(itype)] = check_limit(int(value))
         faults = {"throttle_rate": args.throttle_rate, "error_5xx_rate": args.error_5xx_rate,
-                  "drop_rate": args.drop_rate, "drop_mode": args.drop_mode,
+                  "error_5xx_mode": args.error_5xx_mode, "drop_rate": args.drop_rate, "drop_mode": args.drop_mode,
                   "drop_style": args.drop_style, "slow_rate": args.slow_rate,
                   "slow_seconds": args.slow_seconds, "max_faults": args.max_faults,
                   "seed": args.fault_seed}
@@ -1655,6 +1670,7 @@ def parse_args(argv):
                    help="account limit: ResourceLimitExceeded past N instances in use")
     p.add_argument("--throttle-rate", type=float, default=0.0)
     p.add_argument("--error-5xx-rate", type=float, default=0.0)
+    p.add_argument("--error-5xx-mode", choices=ERROR_5XX_MODES, default="before")
     p.add_argument("--drop-rate", type=float, default=0.0)
     p.add_argument("--drop-mode", choices=DROP_MODES, default="random")
     p.add_argument("--drop-style", choices=DROP_STYLES, default="close")

@@ -1205,6 +1205,27 @@ class TestFaults(EmulatorTest):
                          {"dropped_after": 1, "ResourceInUse": 1})
         self.assertEqual(stats["faults_injected"], {"drop_after": 1})
 
+    def test_5xx_after_create_creates(self):
+        self.faults(error_5xx_rate=1.0, error_5xx_mode="after", max_faults=1)
+        status = self.emu.call("CreateTrainingJob", job_request("late-5xx", **HOLD))[0]
+        self.assertIn(status, (500, 503))
+        self.assertEqual(self.describe("late-5xx")["TrainingJobStatus"], "InProgress")
+        self.assertApiError(self.emu.call("CreateTrainingJob", job_request("late-5xx")),
+                            "ResourceInUse")
+        stats = self.emu.stats()
+        self.assertEqual(stats["creates"], {"late-5xx": 1})
+        self.assertEqual(sum(stats["faults_injected"].values()), 1)
+        self.assertIn(list(stats["faults_injected"])[0],
+                      ("InternalFailure_after", "ServiceUnavailable_after"))
+
+    def test_5xx_before_create_creates_nothing(self):
+        self.faults(error_5xx_rate=1.0, max_faults=1)
+        status = self.emu.call("CreateTrainingJob", job_request("early-5xx"))[0]
+        self.assertIn(status, (500, 503))
+        self.assertApiError(self.emu.call("DescribeTrainingJob", {"TrainingJobName": "early-5xx"}),
+                            "ValidationException")
+        self.assertEqual(self.emu.stats()["creates"], {})
+
     def test_drop_after_stop_stops(self):
         self.create("drop-3", **HOLD)
         self.faults(operations={"StopTrainingJob": {"drop_rate": 1.0, "drop_mode": "after"}})
@@ -1275,7 +1296,7 @@ class TestFaults(EmulatorTest):
 
     def test_bad_fault_configurations(self):
         for config in ({"throttle_rate": 2}, {"throttle_rate": 0.6, "drop_rate": 0.6},
-                       {"bogus": 1}, {"drop_mode": "sideways"},
+                       {"bogus": 1}, {"drop_mode": "sideways"}, {"error_5xx_mode": "random"},
                        {"operations": {"DeleteTrainingJob": {}}}, {"max_faults": -1}):
             with self.subTest(config=config):
                 self.assertEqual(self.emu.control("POST", "/faults", config)[0], 400)
