@@ -99,6 +99,8 @@ ALTER FUNCTION fairshare.valid_transition(fairshare.job_status, fairshare.job_st
 -- to run once it has committed.
 DO $privileges$
 DECLARE
+	views pg_catalog.regclass[] := ARRAY['fairshare.environment_utilization', 'fairshare._environment_utilization',
+										 'fairshare.quota_share_status', 'fairshare._quota_share_status'];
 	statements text;
 	column_grants boolean;
 BEGIN
@@ -109,10 +111,7 @@ BEGIN
 		  FROM pg_catalog.pg_class c
 		  LEFT JOIN pg_catalog.pg_init_privs i
 			ON i.classoid = 'pg_catalog.pg_class'::pg_catalog.regclass AND i.objoid = c.oid AND i.objsubid = 0
-		 WHERE c.oid IN ('fairshare.environment_utilization'::pg_catalog.regclass,
-						 'fairshare._environment_utilization'::pg_catalog.regclass,
-						 'fairshare.quota_share_status'::pg_catalog.regclass,
-						 'fairshare._quota_share_status'::pg_catalog.regclass)
+		 WHERE c.oid = ANY (views)
 		UNION ALL
 		SELECT 'FUNCTION', 'fairshare.' || pg_catalog.quote_ident(p.proname) || '('
 			   || pg_catalog.pg_get_function_identity_arguments(p.oid) || ')',
@@ -140,10 +139,7 @@ BEGIN
 	-- privileges on single columns of the views are not spelt out, only said
 	SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
 					WHERE a.attacl IS NOT NULL AND a.attnum > 0
-					  AND a.attrelid IN ('fairshare.environment_utilization'::pg_catalog.regclass,
-										 'fairshare._environment_utilization'::pg_catalog.regclass,
-										 'fairshare.quota_share_status'::pg_catalog.regclass,
-										 'fairshare._quota_share_status'::pg_catalog.regclass))
+					  AND a.attrelid = ANY (views))
 	  INTO column_grants;
 	IF statements IS NOT NULL OR column_grants THEN
 		RAISE WARNING 'this update makes fairshare''s utilisation views and their functions again, without the privileges changed on them since they were installed'
