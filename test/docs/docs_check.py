@@ -128,7 +128,7 @@ for p in md:
 check('every relative Markdown link resolves, anchors included (%d links)' % links, links > 50 and not bad, '\n'.join(bad))
 
 # --- nothing outside the repository ----------------------------------------
-outside = re.compile(r'\.\./shared|shared/design|/work/|design' + r'\.md|design (?:section|§|[0-9])|\bissue' + r' [0-9]|other agent', re.I)
+outside = re.compile(r'\.\./shared|shared/design|/work/|design' + r'\.md|design (?:section|§|[0-9])|\bissue' + r' #?[0-9]|other agent', re.I)
 bad = []
 for p in files('.'):
     # A released install script is kept byte for byte as it was released.
