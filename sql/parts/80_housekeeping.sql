@@ -459,11 +459,16 @@ BEGIN
 							 ORDER BY f.stopped_at
 							 LIMIT batch_size FOR UPDATE SKIP LOCKED);
 	WHEN 'job_events' THEN
-		-- Old events of jobs that are still there: a job unfinished for
-		-- longer than the retention keeps its row, not its oldest events.
+		-- Old events of finished jobs still there (one that ran for longer
+		-- than the retention).  A job not finished keeps all its events: a
+		-- pass reads from them when it last became RUNNABLE (its time limit)
+		-- and when its training last began (the work a preemption would
+		-- lose).
 		DELETE FROM fairshare.job_events e
 		 WHERE e.event_id IN (SELECT o.event_id FROM fairshare.job_events o
-							   WHERE o.at < cutoff ORDER BY o.at LIMIT batch_size);
+							   JOIN fairshare.jobs f ON f.job_id = o.job_id
+							  WHERE o.at < cutoff AND f.status IN ('SUCCEEDED', 'FAILED')
+							  ORDER BY o.at LIMIT batch_size);
 	WHEN 'utilization_history' THEN
 		DELETE FROM fairshare.utilization_history h
 		 WHERE h.ctid = ANY (ARRAY(SELECT o.ctid FROM fairshare.utilization_history o

@@ -1138,6 +1138,51 @@ GRANT EXECUTE ON FUNCTION fairshare.environment_utilization(), fairshare.quota_s
 	TO fairshare_viewer, fairshare_admin;
 
 ------------------------------------------------------------------------------
+-- 80_housekeeping.sql: retention keeps every event of a job not finished
+------------------------------------------------------------------------------
+
+-- Delete one bounded batch of one kind; returns the rows deleted.
+CREATE OR REPLACE FUNCTION fairshare._retention_delete(what text, cutoff timestamptz, batch_size integer)
+RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	n bigint;
+BEGIN
+	CASE what
+	WHEN 'jobs' THEN
+		-- Finished jobs take their attempts, events and back-offs with them
+		-- (ON DELETE CASCADE).  Rows someone has locked wait for the next run.
+		DELETE FROM fairshare.jobs j
+		 WHERE j.job_id IN (SELECT f.job_id FROM fairshare.jobs f
+							 WHERE f.status IN ('SUCCEEDED', 'FAILED') AND f.stopped_at < cutoff
+							 ORDER BY f.stopped_at
+							 LIMIT batch_size FOR UPDATE SKIP LOCKED);
+	WHEN 'job_events' THEN
+		-- Old events of finished jobs still there (one that ran for longer
+		-- than the retention).  A job not finished keeps all its events: a
+		-- pass reads from them when it last became RUNNABLE (its time limit)
+		-- and when its training last began (the work a preemption would
+		-- lose).
+		DELETE FROM fairshare.job_events e
+		 WHERE e.event_id IN (SELECT o.event_id FROM fairshare.job_events o
+							   JOIN fairshare.jobs f ON f.job_id = o.job_id
+							  WHERE o.at < cutoff AND f.status IN ('SUCCEEDED', 'FAILED')
+							  ORDER BY o.at LIMIT batch_size);
+	WHEN 'utilization_history' THEN
+		DELETE FROM fairshare.utilization_history h
+		 WHERE h.ctid = ANY (ARRAY(SELECT o.ctid FROM fairshare.utilization_history o
+									WHERE o.sampled_at < cutoff LIMIT batch_size));
+	WHEN 'alert_events' THEN
+		-- Alerts still firing stay, however old.
+		DELETE FROM fairshare.alert_events a
+		 WHERE a.alert_id IN (SELECT o.alert_id FROM fairshare.alert_events o
+							   WHERE o.resolved_at < cutoff ORDER BY o.resolved_at LIMIT batch_size);
+	END CASE;
+	GET DIAGNOSTICS n = ROW_COUNT;
+	RETURN n;
+END
+$$;
+
+------------------------------------------------------------------------------
 -- 80_housekeeping.sql: retention pins its own search_path
 ------------------------------------------------------------------------------
 

@@ -217,8 +217,9 @@ RESET ROLE;
 ------------------------------------------------------------------------------
 SET fairshare.retention = '1d';
 SELECT now() - fairshare.retention_cutoff() AS retention;
--- Five jobs that finished two days ago, two recent ones, and a job still
--- running whose first events are three days old.
+-- Five jobs that finished two days ago, two recent ones (one of which ran
+-- for three days: its events are old), and a job still running whose
+-- first events are three days old.
 DO $$
 DECLARE
 	id bigint;
@@ -230,6 +231,8 @@ BEGIN
 		IF i <= 5 THEN
 			UPDATE fairshare.jobs SET stopped_at = now() - interval '2 days' WHERE job_id = id;
 			UPDATE fairshare.job_events SET at = now() - interval '2 days' WHERE job_id = id;
+		ELSIF i = 6 THEN
+			UPDATE fairshare.job_events SET at = now() - interval '3 days' WHERE job_id = id AND new_status <> 'SUCCEEDED';
 		END IF;
 	END LOOP;
 	UPDATE fairshare.job_events SET at = now() - interval '3 days'
@@ -262,6 +265,13 @@ ROLLBACK;
 CALL fairshare.apply_retention(batch_size => 2);
 SELECT * FROM counts;
 SELECT job_name FROM fairshare.jobs WHERE job_name LIKE 'old-%' ORDER BY 1;
+-- The running job keeps its three-day-old events: a pass reads from them
+-- when its training began (the work a preemption would lose).
+SELECT count(*) AS busy_old_events_kept FROM fairshare.job_events
+ WHERE job_id = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'busy') AND at < fairshare.retention_cutoff();
+-- The finished one that ran for three days keeps only its recent event.
+SELECT string_agg(new_status::text, ' ') AS old_6_events FROM fairshare.job_events
+ WHERE job_id = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'old-6');
 SELECT rule_name, resolved_at IS NULL AS firing FROM fairshare.alert_events ORDER BY alert_id;
 -- Nothing left to do the second time.
 CALL fairshare.apply_retention();
