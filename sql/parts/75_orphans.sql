@@ -24,14 +24,55 @@ COMMENT ON TABLE fairshare.orphan_sweep IS
 	'job_id_tag the fairshare:job-id tag (the job that created it, on a primary whose WAL was lost), and '
 	'when a sweep first and last found it.';
 
+-- The training jobs of attempts deleted before the retention cutoff
+-- reached them: finished jobs an admin deleted by hand, or with
+-- apply_retention_batch(older_than) earlier than the cutoff.  The sweep
+-- lists training jobs back to the cutoff, and would take these for
+-- orphans.  Kept while the cutoff is less than an hour past their
+-- attempt's creation (a training job is made after its attempt, sometimes
+-- much later while its create is retried).  Retention, which deletes only
+-- what finished before the cutoff, leaves a few: attempts made in the hour
+-- before it.
+CREATE TABLE fairshare.forgotten_training_jobs (
+	training_job_name	text NOT NULL,
+	training_job_arn	text,
+	attempt_created_at	timestamptz NOT NULL
+);
+CREATE INDEX forgotten_training_jobs_name_idx ON fairshare.forgotten_training_jobs (training_job_name);
+CREATE INDEX forgotten_training_jobs_created_idx ON fairshare.forgotten_training_jobs (attempt_created_at);
+COMMENT ON TABLE fairshare.forgotten_training_jobs IS
+	'Training jobs of attempts deleted before the retention cutoff reached them (finished jobs deleted early): '
+	'not orphans.  Written by a trigger on job_attempts; each row goes once the cutoff is an hour past it.';
+SELECT pg_catalog.pg_extension_config_dump('fairshare.forgotten_training_jobs'::regclass, '');
+
+CREATE FUNCTION fairshare._remember_deleted_attempts()
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	keep_from timestamptz := fairshare.retention_cutoff() - interval '1 hour';
+BEGIN
+	DELETE FROM fairshare.forgotten_training_jobs f WHERE f.attempt_created_at < keep_from;
+	INSERT INTO fairshare.forgotten_training_jobs (training_job_name, training_job_arn, attempt_created_at)
+	SELECT d.training_job_name, d.training_job_arn, d.created_at
+	  FROM deleted_attempts d
+	 WHERE d.created_at >= keep_from;
+	RETURN NULL;
+END
+$$;
+REVOKE ALL ON FUNCTION fairshare._remember_deleted_attempts() FROM PUBLIC;
+CREATE TRIGGER remember_deleted AFTER DELETE ON fairshare.job_attempts
+	REFERENCING OLD TABLE AS deleted_attempts
+	FOR EACH STATEMENT EXECUTE FUNCTION fairshare._remember_deleted_attempts();
+
 -- A training job is known to a job or an attempt that recorded its ARN,
 -- and to one still placed (an attempt not ended) without an ARN yet: its
 -- create may be in flight.  Not to one that ended without one: it never
 -- had a training job of its own, and a training job of its name is
 -- another's -- one that a job lost by an asynchronous failover made, which
 -- refused this attempt as TrainingJobNameConflict (src/worker/outcome.c,
--- ours_by_tags).  The sweep's unknown_names_stmt (src/worker/orphans.c)
--- applies the same rule; the view reads the tables as its owner.
+-- ours_by_tags).  Nor is one an attempt deleted early had
+-- (forgotten_training_jobs).  The sweep's unknown_names_stmt
+-- (src/worker/orphans.c) applies the same rule; the view reads the tables
+-- as its owner.
 CREATE VIEW fairshare.orphaned_training_jobs AS
 SELECT o.training_job_name, o.training_job_arn, o.training_job_status, o.job_id_tag, o.creation_time,
 	   o.first_seen, o.last_seen
@@ -42,7 +83,10 @@ SELECT o.training_job_name, o.training_job_arn, o.training_job_status, o.job_id_
 						   OR j.training_job_arn IS NULL AND j.status IN ('SCHEDULED', 'STARTING', 'RUNNING')))
    AND NOT EXISTS (SELECT 1 FROM fairshare.job_attempts a
 					WHERE a.training_job_name = o.training_job_name
-					  AND (a.training_job_arn = o.training_job_arn OR a.training_job_arn IS NULL AND a.outcome IS NULL));
+					  AND (a.training_job_arn = o.training_job_arn OR a.training_job_arn IS NULL AND a.outcome IS NULL))
+   AND NOT EXISTS (SELECT 1 FROM fairshare.forgotten_training_jobs f
+					WHERE f.training_job_name = o.training_job_name
+					  AND (f.training_job_arn = o.training_job_arn OR f.training_job_arn IS NULL));
 COMMENT ON VIEW fairshare.orphaned_training_jobs IS
 	'Training jobs at SageMaker tagged with this installation that no job knows (found by '
 	'fairshare.sweep_orphaned_training_jobs()): left by a failover that lost the end of the WAL.  '

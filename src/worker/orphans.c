@@ -182,8 +182,8 @@ call(FsSmOperation op, Jsonb *request, const char *what, const SweepTarget *targ
 /* The sweep's statements, in the order it runs them. */
 static FairshareStatement oldest_job_stmt = {
 	.what = "read when the oldest job was created",
-	.sql = "SELECT extract(epoch FROM GREATEST(min(created_at), fairshare.retention_cutoff()))::float8 "
-		"FROM fairshare.jobs",
+	.sql = "SELECT extract(epoch FROM GREATEST(min(created_at) - interval '60 seconds', "
+		"fairshare.retention_cutoff() + interval '60 seconds'))::float8 FROM fairshare.jobs",
 };
 
 static FairshareStatement targets_stmt = {
@@ -220,6 +220,8 @@ static FairshareStatement unknown_names_stmt = {
 		"OR j.training_job_arn IS NULL AND j.status IN " FS_PLACED_STATUSES_SQL ")) "
 		"AND NOT EXISTS (SELECT 1 FROM fairshare.job_attempts a WHERE a.training_job_name = s ->> 'TrainingJobName' "
 		"AND (a.training_job_arn = s ->> 'TrainingJobArn' OR a.training_job_arn IS NULL AND a.outcome IS NULL)) "
+		"AND NOT EXISTS (SELECT 1 FROM fairshare.forgotten_training_jobs f WHERE f.training_job_name = s ->> 'TrainingJobName' "
+		"AND (f.training_job_arn = s ->> 'TrainingJobArn' OR f.training_job_arn IS NULL)) "
 		"ORDER BY 1",
 	.argtypes = {JSONBOID},
 };
@@ -530,7 +532,10 @@ sweep(bool own_transactions)
 	 * Training jobs made before the oldest job, or before the retention
 	 * cutoff, belong to jobs retention deleted: not orphans.  (The oldest
 	 * job alone is not enough: one still waiting, or training for weeks,
-	 * would take the listing back over jobs deleted since.)
+	 * would take the listing back over jobs deleted since.)  A minute's
+	 * margin each way for the clocks of two machines: back from the oldest
+	 * job, on from the cutoff.  Jobs deleted before the cutoff reached
+	 * them are in forgotten_training_jobs.
 	 */
 	fairshare_run_statement(&oldest_job_stmt, NULL, NULL);
 	{
@@ -539,7 +544,7 @@ sweep(bool own_transactions)
 
 		if (!isnull)
 		{
-			sw.since = DatumGetFloat8(v) - 60;	/* clocks of two machines */
+			sw.since = DatumGetFloat8(v);
 			sw.have_since = true;
 		}
 	}

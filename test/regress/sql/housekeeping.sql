@@ -307,6 +307,26 @@ DELETE FROM fairshare.orphan_sweep;
 SELECT count(*) AS new_alerts FROM fairshare.evaluate_alerts() WHERE kind = 'ORPHANED_TRAINING_JOBS';
 SELECT rule_name, subject, resolved_at IS NOT NULL AS resolved FROM fairshare.alert_events
  WHERE kind = 'ORPHANED_TRAINING_JOBS';
+-- A finished job an admin deletes before the retention cutoff reaches it:
+-- the sweep lists training jobs back to the cutoff, and finds its training
+-- job, which is no orphan.  It is remembered, ARN and all.
+UPDATE fairshare.job_attempts SET training_job_arn = 'arn:aws:sagemaker:us-east-1:123456789012:training-job/' || training_job_name
+ WHERE job_id = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'old-7');
+CREATE TEMP TABLE old_7 AS
+SELECT training_job_name, training_job_arn FROM fairshare.job_attempts
+ WHERE job_id = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'old-7');
+SET ROLE regress_hk_admin;
+DELETE FROM fairshare.jobs WHERE job_name = 'old-7';
+RESET ROLE;
+SELECT count(*) AS remembered FROM fairshare.forgotten_training_jobs f JOIN old_7 USING (training_job_name, training_job_arn);
+INSERT INTO fairshare.orphan_sweep
+SELECT training_job_name, training_job_arn, 'Completed', NULL, now() - interval '1 hour', now(), now() FROM old_7;
+SELECT count(*) AS orphans FROM fairshare.orphaned_training_jobs;
+SELECT count(*) AS new_alerts FROM fairshare.evaluate_alerts() WHERE kind = 'ORPHANED_TRAINING_JOBS';
+-- The same name with another ARN is another training job: an orphan.
+UPDATE fairshare.orphan_sweep SET training_job_arn = training_job_arn || '-other';
+SELECT count(*) AS orphans FROM fairshare.orphaned_training_jobs;
+DELETE FROM fairshare.orphan_sweep;
 -- Viewers see the view; only admins may sweep.
 SET ROLE regress_hk_viewer;
 SELECT count(*) FROM fairshare.orphaned_training_jobs;
