@@ -182,7 +182,7 @@ typedef struct FsCronRequest
 	/* written by the requesting backend */
 	FsCronAction action;
 	Oid			database_id;	/* whose jobs */
-	Oid			owner_id;		/* role the jobs run as (FS_CRON_SCHEDULE) */
+	Oid			owner_id;		/* role the jobs run as (not for FS_CRON_UNSCHEDULE) */
 	char		cron_database[NAMEDATALEN];
 
 	/* written by the worker; read once it has exited */
@@ -230,7 +230,7 @@ static FairshareStatement database_jobs_stmt = {
 };
 static FairshareStatement find_job_stmt = {
 	.what = "find a cron job",
-	.sql = "SELECT jobid, database, command FROM cron.job "
+	.sql = "SELECT jobid, database, command, username FROM cron.job "
 		"WHERE jobname::pg_catalog.text OPERATOR(pg_catalog.=) $1",
 	.argtypes = {TEXTOID},
 	.read_only = true,
@@ -243,6 +243,11 @@ static FairshareStatement schedule_stmt = {
 static FairshareStatement move_job_stmt = {
 	.what = "move a cron job to the renamed database",
 	.sql = "SELECT cron.alter_job(job_id => $1, database => $2)",
+	.argtypes = {INT8OID, TEXTOID},
+};
+static FairshareStatement change_user_stmt = {
+	.what = "run a cron job as the extension owner's new name",
+	.sql = "SELECT cron.alter_job(job_id => $1, username => $2)",
 	.argtypes = {INT8OID, TEXTOID},
 };
 static FairshareStatement rewrite_command_stmt = {
@@ -287,6 +292,7 @@ static FsCronOutcome
 fs_cron_apply(FsCronRequest *req)
 {
 	char	   *database;
+	char	   *owner;
 	char		prefix[NAMEDATALEN];
 
 	if (fairshare_run_statement(&pg_cron_exists_stmt, NULL, NULL) == 0)
@@ -312,6 +318,7 @@ fs_cron_apply(FsCronRequest *req)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_DATABASE),
 				 errmsg("database with OID %u does not exist", req->database_id)));
+	owner = GetUserNameFromId(req->owner_id, false);
 
 	for (int i = 0; i < FS_CRON_NTASKS; i++)
 	{
@@ -325,7 +332,6 @@ fs_cron_apply(FsCronRequest *req)
 			continue;
 		if (!found)
 		{
-			char	   *owner = GetUserNameFromId(req->owner_id, false);
 			Datum		values[5] = {
 				CStringGetTextDatum(jobname),
 				CStringGetTextDatum(t->schedule),
@@ -343,6 +349,7 @@ fs_cron_apply(FsCronRequest *req)
 			Datum		jobid = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 			char	   *jobdb = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
 			char	   *command = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
+			char	   *username = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
 
 			/* The database was renamed since the job was scheduled. */
 			if (jobdb == NULL || strcmp(jobdb, database) != 0)
@@ -350,6 +357,18 @@ fs_cron_apply(FsCronRequest *req)
 				Datum		values[2] = {jobid, CStringGetTextDatum(database)};
 
 				fairshare_run_statement(&move_job_stmt, values, NULL);
+			}
+
+			/*
+			 * The owner was renamed since: pg_cron runs a job as the role of
+			 * its username, so under the old name the job would fail, or run
+			 * as whichever role took that name since.
+			 */
+			if (username == NULL || strcmp(username, owner) != 0)
+			{
+				Datum		values[2] = {jobid, CStringGetTextDatum(owner)};
+
+				fairshare_run_statement(&change_user_stmt, values, NULL);
 			}
 			/* Scheduled by an earlier version, with a command since made safe. */
 			if (command != NULL &&
