@@ -62,10 +62,10 @@ SELECT j.job_id, j.job_queue, j.share_identifier, j.quota_share,
 
 -- RUNNABLE jobs and since when each has waited: the end of its last
 -- attempt, or runnable_at if it never ran.  (runnable_at itself is kept
--- across retries and preemptions: it is the job's place in line.)  A job
--- that never ran counts the time it spent PENDING in a disabled queue or
--- quota share as waiting: knowing when it last became RUNNABLE would take
--- a look into job_events for every waiting job, every minute.
+-- across retries and preemptions: it is the job's place in line.)  Time
+-- spent PENDING in a disabled queue or quota share since then counts as
+-- waiting: knowing when a job last became RUNNABLE would take a look into
+-- job_events for every waiting job, every minute.
 CREATE VIEW fairshare._waiting_jobs AS
 SELECT j.job_id, j.job_queue, q.state AS queue_state, j.share_identifier, j.quota_share,
 	   j.scheduling_priority, j.instance_types, j.instance_count,

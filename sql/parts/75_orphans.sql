@@ -28,18 +28,19 @@ COMMENT ON TABLE fairshare.orphan_sweep IS
 -- reached them: finished jobs an admin deleted by hand, or with
 -- apply_retention_batch(older_than) earlier than the cutoff.  The sweep
 -- lists training jobs back to the cutoff, and would take these for
--- orphans.  Kept while the cutoff is less than an hour past their
--- attempt's creation (a training job is made after its attempt, sometimes
--- much later while its create is retried).  Retention, which deletes only
--- what finished before the cutoff, leaves a few: attempts made in the hour
--- before it.
+-- orphans.  Only attempts that recorded an ARN: one that ended without
+-- never had a training job, and one of its name is another's (below).  A
+-- training job is made before its attempt ends, so each row is kept until
+-- the cutoff is an hour past that end (the attempt's deletion, if it had
+-- none).  Retention, which deletes only what finished before the cutoff,
+-- leaves a few: attempts that ended in the hour before it.
 CREATE TABLE fairshare.forgotten_training_jobs (
 	training_job_name	text NOT NULL,
-	training_job_arn	text,
-	attempt_created_at	timestamptz NOT NULL
+	training_job_arn	text NOT NULL,
+	attempt_ended_at	timestamptz NOT NULL
 );
 CREATE INDEX forgotten_training_jobs_name_idx ON fairshare.forgotten_training_jobs (training_job_name);
-CREATE INDEX forgotten_training_jobs_created_idx ON fairshare.forgotten_training_jobs (attempt_created_at);
+CREATE INDEX forgotten_training_jobs_ended_idx ON fairshare.forgotten_training_jobs (attempt_ended_at);
 COMMENT ON TABLE fairshare.forgotten_training_jobs IS
 	'Training jobs of attempts deleted before the retention cutoff reached them (finished jobs deleted early): '
 	'not orphans.  Written by a trigger on job_attempts; each row goes once the cutoff is an hour past it.';
@@ -50,11 +51,21 @@ RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, 
 DECLARE
 	keep_from timestamptz := fairshare.retention_cutoff() - interval '1 hour';
 BEGIN
-	DELETE FROM fairshare.forgotten_training_jobs f WHERE f.attempt_created_at < keep_from;
-	INSERT INTO fairshare.forgotten_training_jobs (training_job_name, training_job_arn, attempt_created_at)
-	SELECT d.training_job_name, d.training_job_arn, d.created_at
+	-- It runs as the owner, on the rows of the table that fired it: only
+	-- job_attempts' own statement trigger may (96_trigger_functions.sql).
+	IF TG_RELID <> 'fairshare.job_attempts'::regclass OR TG_LEVEL <> 'STATEMENT' OR TG_OP <> 'DELETE' THEN
+		RAISE EXCEPTION 'fairshare._remember_deleted_attempts() is the AFTER DELETE statement trigger of fairshare.job_attempts only'
+			USING ERRCODE = '39P01';
+	END IF;
+	-- Rows another deletion is pruning are left to the next one: never
+	-- waited for, never a deadlock between two deletions.
+	DELETE FROM fairshare.forgotten_training_jobs f
+	 WHERE f.ctid = ANY (ARRAY(SELECT o.ctid FROM fairshare.forgotten_training_jobs o
+								WHERE o.attempt_ended_at < keep_from FOR UPDATE SKIP LOCKED));
+	INSERT INTO fairshare.forgotten_training_jobs (training_job_name, training_job_arn, attempt_ended_at)
+	SELECT d.training_job_name, d.training_job_arn, coalesce(d.stopped_at, now())
 	  FROM deleted_attempts d
-	 WHERE d.created_at >= keep_from;
+	 WHERE d.training_job_arn IS NOT NULL AND coalesce(d.stopped_at, now()) >= keep_from;
 	RETURN NULL;
 END
 $$;
@@ -85,8 +96,7 @@ SELECT o.training_job_name, o.training_job_arn, o.training_job_status, o.job_id_
 					WHERE a.training_job_name = o.training_job_name
 					  AND (a.training_job_arn = o.training_job_arn OR a.training_job_arn IS NULL AND a.outcome IS NULL))
    AND NOT EXISTS (SELECT 1 FROM fairshare.forgotten_training_jobs f
-					WHERE f.training_job_name = o.training_job_name
-					  AND (f.training_job_arn = o.training_job_arn OR f.training_job_arn IS NULL));
+					WHERE f.training_job_name = o.training_job_name AND f.training_job_arn = o.training_job_arn);
 COMMENT ON VIEW fairshare.orphaned_training_jobs IS
 	'Training jobs at SageMaker tagged with this installation that no job knows (found by '
 	'fairshare.sweep_orphaned_training_jobs()): left by a failover that lost the end of the WAL.  '

@@ -221,7 +221,7 @@ static FairshareStatement unknown_names_stmt = {
 		"AND NOT EXISTS (SELECT 1 FROM fairshare.job_attempts a WHERE a.training_job_name = s ->> 'TrainingJobName' "
 		"AND (a.training_job_arn = s ->> 'TrainingJobArn' OR a.training_job_arn IS NULL AND a.outcome IS NULL)) "
 		"AND NOT EXISTS (SELECT 1 FROM fairshare.forgotten_training_jobs f WHERE f.training_job_name = s ->> 'TrainingJobName' "
-		"AND (f.training_job_arn = s ->> 'TrainingJobArn' OR f.training_job_arn IS NULL)) "
+		"AND f.training_job_arn = s ->> 'TrainingJobArn') "
 		"ORDER BY 1",
 	.argtypes = {JSONBOID},
 };

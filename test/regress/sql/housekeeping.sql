@@ -307,23 +307,31 @@ DELETE FROM fairshare.orphan_sweep;
 SELECT count(*) AS new_alerts FROM fairshare.evaluate_alerts() WHERE kind = 'ORPHANED_TRAINING_JOBS';
 SELECT rule_name, subject, resolved_at IS NOT NULL AS resolved FROM fairshare.alert_events
  WHERE kind = 'ORPHANED_TRAINING_JOBS';
--- A finished job an admin deletes before the retention cutoff reaches it:
--- the sweep lists training jobs back to the cutoff, and finds its training
--- job, which is no orphan.  It is remembered, ARN and all.
+-- Finished jobs an admin deletes before the retention cutoff reaches them:
+-- the sweep lists training jobs back to the cutoff, and finds their
+-- training jobs.  One whose attempt recorded its ARN is remembered and is
+-- no orphan; an attempt that recorded none never had a training job, so
+-- one of its name is another's, an orphan.
 UPDATE fairshare.job_attempts SET training_job_arn = 'arn:aws:sagemaker:us-east-1:123456789012:training-job/' || training_job_name
  WHERE job_id = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'old-7');
-CREATE TEMP TABLE old_7 AS
-SELECT training_job_name, training_job_arn FROM fairshare.job_attempts
- WHERE job_id = (SELECT job_id FROM fairshare.jobs WHERE job_name = 'old-7');
+CREATE TEMP TABLE deleted_early AS
+SELECT j.job_name, a.training_job_name, a.training_job_arn
+  FROM fairshare.job_attempts a JOIN fairshare.jobs j USING (job_id)
+ WHERE j.job_name IN ('old-6', 'old-7');
 SET ROLE regress_hk_admin;
-DELETE FROM fairshare.jobs WHERE job_name = 'old-7';
+DELETE FROM fairshare.jobs WHERE job_name IN ('old-6', 'old-7');
 RESET ROLE;
-SELECT count(*) AS remembered FROM fairshare.forgotten_training_jobs f JOIN old_7 USING (training_job_name, training_job_arn);
+SELECT d.job_name, d.training_job_arn IS NOT NULL AS had_arn,
+	   EXISTS (SELECT 1 FROM fairshare.forgotten_training_jobs f
+				WHERE f.training_job_name = d.training_job_name AND f.training_job_arn = d.training_job_arn) AS remembered
+  FROM deleted_early d ORDER BY 1;
 INSERT INTO fairshare.orphan_sweep
-SELECT training_job_name, training_job_arn, 'Completed', NULL, now() - interval '1 hour', now(), now() FROM old_7;
-SELECT count(*) AS orphans FROM fairshare.orphaned_training_jobs;
+SELECT training_job_name, coalesce(training_job_arn, 'arn:aws:sagemaker:us-east-1:123456789012:training-job/' || training_job_name),
+	   'InProgress', NULL, now() - interval '1 hour', now(), now()
+  FROM deleted_early;
+SELECT d.job_name AS orphan_of FROM fairshare.orphaned_training_jobs o JOIN deleted_early d USING (training_job_name);
 SELECT count(*) AS new_alerts FROM fairshare.evaluate_alerts() WHERE kind = 'ORPHANED_TRAINING_JOBS';
--- The same name with another ARN is another training job: an orphan.
+-- The remembered name with another ARN is another training job: an orphan.
 UPDATE fairshare.orphan_sweep SET training_job_arn = training_job_arn || '-other';
 SELECT count(*) AS orphans FROM fairshare.orphaned_training_jobs;
 DELETE FROM fairshare.orphan_sweep;

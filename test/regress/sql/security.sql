@@ -133,6 +133,13 @@ CREATE TRIGGER t_record AFTER UPDATE ON sec_copy2 REFERENCING OLD TABLE AS old_j
 SELECT count(*) AS events_before FROM fairshare.job_events;
 SELECT public.regress_try($$UPDATE sec_copy2 SET status = 'FAILED', status_reason = 'forged'$$);
 SELECT count(*) AS events_after FROM fairshare.job_events;
+CREATE TEMP TABLE sec_attempts AS SELECT * FROM fairshare.job_attempts;
+INSERT INTO sec_attempts (job_id, attempt, training_job_name, training_job_arn, service_environment, instance_type, instance_count)
+VALUES (1, 1, 'forged-name', 'arn:forged', 'e', 't', 1);
+CREATE TRIGGER t_remember AFTER DELETE ON sec_attempts REFERENCING OLD TABLE AS deleted_attempts
+	FOR EACH STATEMENT EXECUTE FUNCTION fairshare._remember_deleted_attempts();
+SELECT public.regress_try($$DELETE FROM sec_attempts$$);
+SELECT count(*) AS forged_remembered FROM fairshare.forgotten_training_jobs WHERE training_job_name = 'forged-name';
 DROP TABLE sec_copy, sec_copy2;
 
 -- TRUNCATE is refused while a job is placed (for the superuser too), also
