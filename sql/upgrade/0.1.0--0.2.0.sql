@@ -723,8 +723,11 @@ BEGIN
 	-- submission, not the attempt's placement: a placement made again after
 	-- a failover lost the first one, or after a restore, comes later than
 	-- the training job its first placement made, and that one is ours.
-	-- Five minutes allow for clocks that disagree.
+	-- Five minutes allow for clocks that disagree.  A CreationTime that is
+	-- not a time (epoch seconds from 1970 to the year 5000) is no answer
+	-- to this question: taken as absent, not as an error at every poll.
 	IF j.training_job_arn IS NULL AND jsonb_typeof(describe_response -> 'CreationTime') = 'number'
+	   AND (describe_response -> 'CreationTime')::numeric BETWEEN 0 AND 95000000000
 	   AND to_timestamp((describe_response ->> 'CreationTime')::double precision)
 		   < j.created_at - interval '5 minutes' THEN
 		UPDATE fairshare.job_attempts SET outcome = 'FAILED'

@@ -251,12 +251,17 @@ static FairshareStatement found_row_stmt = {
 	.argtypes = {TEXTOID, JSONBOID, TEXTOID},
 };
 
+/*
+ * CreationTime comes as the JSON protocol sends times, epoch seconds; one
+ * that is not (or is out of range) is stored as NULL, not a sweep failed
+ * at every interval.
+ */
 static FairshareStatement store_found_stmt = {
 	.what = "store what the sweep found",
 	.sql = "WITH f AS (SELECT e ->> 'name' AS name, e ->> 'arn' AS arn, e ->> 'status' AS status, "
 		"		  e ->> 'job_id' AS job_id, "
-		"		  CASE jsonb_typeof(e -> 'created') WHEN 'number' THEN to_timestamp((e ->> 'created')::float8) "
-		"			   WHEN 'string' THEN (e ->> 'created')::timestamptz END AS created "
+		"		  CASE WHEN jsonb_typeof(e -> 'created') = 'number' AND (e -> 'created')::numeric BETWEEN 0 AND 95000000000 "
+		"			   THEN to_timestamp((e ->> 'created')::float8) END AS created "
 		"		   FROM (SELECT DISTINCT ON (e ->> 'name') e FROM unnest($1::jsonb[]) e) x), "
 		"gone AS (DELETE FROM fairshare.orphan_sweep o "
 		"		   WHERE $2 AND NOT EXISTS (SELECT 1 FROM f WHERE f.name = o.training_job_name)) "

@@ -220,6 +220,17 @@ SELECT fairshare.apply_status(:pa, jsonb_build_object('TrainingJobName', fairsha
 	'TrainingJobArn', 'arn:aws:sagemaker:us-east-1:1:training-job/pa', 'TrainingJobStatus', 'InProgress',
 	'SecondaryStatus', 'Training', 'CreationTime', extract(epoch FROM now() + interval '1 minute'))) AS placed_again;
 SELECT status, training_job_arn IS NOT NULL AS adopted FROM fairshare.jobs WHERE job_id = :pa;
+-- A CreationTime no timestamp holds (a broken or hostile endpoint) is no
+-- answer to when it was made: the answer is applied as if it had none,
+-- not refused at every poll.
+SELECT pg_temp.submit('odd-time-1') AS ot1 \gset
+SELECT pg_temp.submit('odd-time-2') AS ot2 \gset
+SELECT pg_temp.place(:ot1), pg_temp.place(:ot2);
+SELECT fairshare.apply_status(:ot1, '{"TrainingJobStatus": "InProgress", "SecondaryStatus": "Training",
+	"TrainingJobArn": "arn:aws:sagemaker:us-east-1:1:training-job/ot1", "CreationTime": 1e400}') AS beyond_any_float;
+SELECT fairshare.apply_status(:ot2, '{"TrainingJobStatus": "InProgress", "SecondaryStatus": "Training",
+	"TrainingJobArn": "arn:aws:sagemaker:us-east-1:1:training-job/ot2", "CreationTime": -1e15}') AS before_any_timestamp;
+SELECT job_name, status, training_job_arn FROM fairshare.jobs WHERE job_id IN (:ot1, :ot2) ORDER BY 1;
 
 -- The CreateTrainingJob body the dispatcher sends: the request with the
 -- attempt's name, the placement's type and count, tags (the job's and
