@@ -298,6 +298,7 @@ DECLARE
 	ids bigint[];
 	queues text[];
 	shares text[];
+	share_ids text[];
 	n bigint;
 	dq record;
 	ds record;
@@ -322,26 +323,46 @@ BEGIN
 	--
 	-- New jobs: RUNNABLE, or PENDING while their queue or quota share is
 	-- disabled.  (jobs_new_idx: only SUBMITTED and PENDING rows, by job_id.)
+	--
+	-- Or FAILED, saying why, when their queue no longer fits them: the
+	-- submission trigger checked the queue's policy and quota share
+	-- without locking them (the queue row is only KEY SHARE locked, by the
+	-- foreign key), so an admin could change the policy or delete the
+	-- share while the INSERT was not yet committed.  Such a job would wait
+	-- for good: no pass loads a share-less job of a fair-share queue, or
+	-- one of a share that is gone.
 	SELECT array_agg(w.job_id ORDER BY w.job_id), array_agg(w.job_queue ORDER BY w.job_id),
-		   array_agg(w.quota_share ORDER BY w.job_id)
-	  INTO ids, queues, shares
-	  FROM (SELECT j.job_id, j.job_queue, j.quota_share FROM fairshare.jobs j
+		   array_agg(w.quota_share ORDER BY w.job_id), array_agg(w.share_identifier ORDER BY w.job_id)
+	  INTO ids, queues, shares, share_ids
+	  FROM (SELECT j.job_id, j.job_queue, j.quota_share, j.share_identifier FROM fairshare.jobs j
 			 WHERE j.status = 'SUBMITTED' ORDER BY j.job_id LIMIT lim FOR NO KEY UPDATE SKIP LOCKED) w;
 	IF ids IS NOT NULL THEN
 		-- EXECUTE: planned for the number of jobs it gets, not generically.
 		EXECUTE $q$
 		UPDATE fairshare.jobs j
-		   SET status = CASE WHEN b.blocked IS NULL THEN 'RUNNABLE' ELSE 'PENDING' END::fairshare.job_status,
-			   status_reason = b.blocked
+		   SET status = CASE WHEN b.refused IS NOT NULL THEN 'FAILED'
+							 WHEN b.blocked IS NULL THEN 'RUNNABLE'
+							 ELSE 'PENDING' END::fairshare.job_status,
+			   status_reason = coalesce(b.refused, b.blocked)
 		  FROM (SELECT w.job_id,
+					   CASE WHEN (p.kind IS NOT DISTINCT FROM 'FAIR_SHARE') <> (w.share_identifier IS NOT NULL)
+								 OR (p.kind IS NOT DISTINCT FROM 'QUOTA_SHARE') <> (w.quota_share IS NOT NULL)
+							THEN format('job queue "%s" changed its scheduling policy to %s while this job was being '
+										'submitted; submit it again', q.name, coalesce(p.kind, 'FIFO'))
+							WHEN w.quota_share IS NOT NULL AND qs.name IS NULL
+							THEN format('quota share "%s" of job queue "%s" was deleted while this job was being '
+										'submitted', w.quota_share, q.name)
+					   END AS refused,
 					   CASE WHEN q.state <> 'ENABLED' THEN format('job queue "%s" is DISABLED', q.name)
 							WHEN qs.state <> 'ENABLED' THEN format('quota share "%s" is DISABLED', qs.name)
 					   END AS blocked
-				  FROM unnest($1::bigint[], $2::text[], $3::text[]) AS w(job_id, job_queue, quota_share)
+				  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
+						 AS w(job_id, job_queue, quota_share, share_identifier)
 				  JOIN fairshare.job_queues q ON q.name = w.job_queue
+				  LEFT JOIN fairshare.scheduling_policies p ON p.name = q.scheduling_policy
 				  LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = w.job_queue AND qs.name = w.quota_share) b
 		 WHERE j.job_id = b.job_id
-		$q$ USING ids, queues, shares;
+		$q$ USING ids, queues, shares, share_ids;
 		left_work := cardinality(ids) >= lim AND EXISTS (SELECT 1 FROM fairshare.jobs WHERE status = 'SUBMITTED');
 	END IF;
 

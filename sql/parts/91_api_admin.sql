@@ -301,8 +301,15 @@ BEGIN
 								   AND j.status NOT IN ('SUCCEEDED', 'FAILED'))
 			  FOR UPDATE OF s SKIP LOCKED
 	LOOP
-		DELETE FROM fairshare.quota_shares WHERE job_queue = r.job_queue AND name = r.name;
-		done := done + 1;
+		BEGIN
+			DELETE FROM fairshare.quota_shares WHERE job_queue = r.job_queue AND name = r.name;
+			done := done + 1;
+		EXCEPTION WHEN dependent_objects_still_exist THEN
+			-- A job submitted to it committed since the check above (its
+			-- delete guard saw it): the share stays until that job has
+			-- finished, and the pass goes on.
+			NULL;
+		END;
 	END LOOP;
 	FOR r IN SELECT q.name FROM fairshare.job_queues q
 			  WHERE q.deleting_since IS NOT NULL

@@ -682,10 +682,18 @@ decisions_still_hold(const PassWorld *w, const FsResult *r, int cut, BusyJobs *b
 	return hold;
 }
 
+/*
+ * Only for queues that are still there and that no transaction is
+ * deleting: a queue's share_usage rows go with it (ON DELETE CASCADE), and
+ * an upsert meeting a row of an uncommitted delete would wait for it, then
+ * fail the pass on the foreign key.  Such a queue's usage is not written
+ * this pass.
+ */
 static FairshareStatement store_usage_stmt = {
 	.what = "store the fair shares' usage",
 	.sql = "INSERT INTO fairshare.share_usage AS u (job_queue, share_identifier, usage, updated_at) "
-		"SELECT q, id, usage, $4 FROM unnest($1::text[], $2::text[], $3::float8[]) AS s(q, id, usage) "
+		"SELECT s.q, s.id, s.usage, $4 FROM unnest($1::text[], $2::text[], $3::float8[]) AS s(q, id, usage) "
+		"WHERE s.q IN (SELECT k.name FROM fairshare.job_queues k WHERE k.name = ANY ($1) FOR KEY SHARE SKIP LOCKED) "
 		"ON CONFLICT (job_queue, share_identifier) DO UPDATE "
 		"SET usage = excluded.usage, updated_at = excluded.updated_at",
 	.argtypes = {TEXTARRAYOID, TEXTARRAYOID, FLOAT8ARRAYOID, TIMESTAMPTZOID},
