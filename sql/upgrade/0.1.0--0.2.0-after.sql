@@ -57,6 +57,8 @@ DECLARE
 	queues text[];
 	shares text[];
 	share_ids text[];
+	held_queues text[];
+	held_shares text[];
 	n bigint;
 	dq record;
 	ds record;
@@ -89,12 +91,27 @@ BEGIN
 	-- share while the INSERT was not yet committed.  Such a job would wait
 	-- for good: no pass loads a share-less job of a fair-share queue, or
 	-- one of a share that is gone.
+	--
+	-- And only against configuration no uncommitted change holds: the
+	-- jobs' queues and quota shares are share-locked first, so that an
+	-- admin's change to them waits for this pass (its guard then sees the
+	-- jobs), and the jobs of one a change in flight holds stay SUBMITTED
+	-- for a later pass.  (A share whose deletion has committed is absent,
+	-- not held: its jobs are refused.)
 	SELECT array_agg(w.job_id ORDER BY w.job_id), array_agg(w.job_queue ORDER BY w.job_id),
 		   array_agg(w.quota_share ORDER BY w.job_id), array_agg(w.share_identifier ORDER BY w.job_id)
 	  INTO ids, queues, shares, share_ids
 	  FROM (SELECT j.job_id, j.job_queue, j.quota_share, j.share_identifier FROM fairshare.jobs j
 			 WHERE j.status = 'SUBMITTED' ORDER BY j.job_id LIMIT lim FOR NO KEY UPDATE SKIP LOCKED) w;
 	IF ids IS NOT NULL THEN
+		held_queues := ARRAY(SELECT q.name FROM fairshare.job_queues q
+							  WHERE q.name = ANY (ARRAY(SELECT DISTINCT u FROM unnest(queues) u))
+							  FOR SHARE SKIP LOCKED);
+		held_shares := ARRAY(SELECT qs.job_queue || '/' || qs.name FROM fairshare.quota_shares qs
+							  WHERE qs.job_queue || '/' || qs.name
+									= ANY (ARRAY(SELECT DISTINCT u.q || '/' || u.s FROM unnest(queues, shares) AS u(q, s)
+												  WHERE u.s IS NOT NULL))
+							  FOR SHARE SKIP LOCKED);
 		-- EXECUTE: planned for the number of jobs it gets, not generically.
 		EXECUTE $q$
 		UPDATE fairshare.jobs j
@@ -106,7 +123,8 @@ BEGIN
 					   CASE WHEN (p.kind IS NOT DISTINCT FROM 'FAIR_SHARE') <> (w.share_identifier IS NOT NULL)
 								 OR (p.kind IS NOT DISTINCT FROM 'QUOTA_SHARE') <> (w.quota_share IS NOT NULL)
 							THEN format('job queue "%s" changed its scheduling policy to %s while this job was being '
-										'submitted; submit it again', q.name, coalesce(p.kind, 'FIFO'))
+										'submitted; submit it again (through the API, with a new clientToken)',
+										q.name, coalesce(p.kind, 'FIFO'))
 							WHEN w.quota_share IS NOT NULL AND qs.name IS NULL
 							THEN format('quota share "%s" of job queue "%s" was deleted while this job was being '
 										'submitted', w.quota_share, q.name)
@@ -118,9 +136,11 @@ BEGIN
 						 AS w(job_id, job_queue, quota_share, share_identifier)
 				  JOIN fairshare.job_queues q ON q.name = w.job_queue
 				  LEFT JOIN fairshare.scheduling_policies p ON p.name = q.scheduling_policy
-				  LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = w.job_queue AND qs.name = w.quota_share) b
+				  LEFT JOIN fairshare.quota_shares qs ON qs.job_queue = w.job_queue AND qs.name = w.quota_share
+				 WHERE w.job_queue = ANY ($5)
+				   AND (qs.name IS NULL OR w.job_queue || '/' || w.quota_share = ANY ($6))) b
 		 WHERE j.job_id = b.job_id
-		$q$ USING ids, queues, shares, share_ids;
+		$q$ USING ids, queues, shares, share_ids, held_queues, held_shares;
 		left_work := cardinality(ids) >= lim AND EXISTS (SELECT 1 FROM fairshare.jobs WHERE status = 'SUBMITTED');
 	END IF;
 

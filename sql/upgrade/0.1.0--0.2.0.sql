@@ -727,7 +727,7 @@ BEGIN
 	-- not a time (epoch seconds from 1970 to the year 5000) is no answer
 	-- to this question: taken as absent, not as an error at every poll.
 	IF j.training_job_arn IS NULL AND jsonb_typeof(describe_response -> 'CreationTime') = 'number'
-	   AND (describe_response -> 'CreationTime')::numeric BETWEEN 0 AND 95000000000
+	   AND (describe_response -> 'CreationTime')::numeric BETWEEN 1 AND 95000000000
 	   AND to_timestamp((describe_response ->> 'CreationTime')::double precision)
 		   < j.created_at - interval '5 minutes' THEN
 		UPDATE fairshare.job_attempts SET outcome = 'FAILED'

@@ -683,11 +683,12 @@ decisions_still_hold(const PassWorld *w, const FsResult *r, int cut, BusyJobs *b
 }
 
 /*
- * Only for queues that are still there and that no transaction is
- * deleting: a queue's share_usage rows go with it (ON DELETE CASCADE), and
- * an upsert meeting a row of an uncommitted delete would wait for it, then
- * fail the pass on the foreign key.  Such a queue's usage is not written
- * this pass.
+ * Only for queues that are still there and whose row no transaction holds
+ * FOR UPDATE (one deleting the queue, or changing it through the API): a
+ * queue's share_usage rows go with it (ON DELETE CASCADE), and an upsert
+ * meeting a row of an uncommitted delete would wait for it, then fail the
+ * pass on the foreign key.  Such a queue's usage is not written this pass;
+ * the next decays from the older row.
  */
 static FairshareStatement store_usage_stmt = {
 	.what = "store the fair shares' usage",

@@ -260,7 +260,7 @@ static FairshareStatement store_found_stmt = {
 	.what = "store what the sweep found",
 	.sql = "WITH f AS (SELECT e ->> 'name' AS name, e ->> 'arn' AS arn, e ->> 'status' AS status, "
 		"		  e ->> 'job_id' AS job_id, "
-		"		  CASE WHEN jsonb_typeof(e -> 'created') = 'number' AND (e -> 'created')::numeric BETWEEN 0 AND 95000000000 "
+		"		  CASE WHEN jsonb_typeof(e -> 'created') = 'number' AND (e -> 'created')::numeric BETWEEN 1 AND 95000000000 "
 		"			   THEN to_timestamp((e ->> 'created')::float8) END AS created "
 		"		   FROM (SELECT DISTINCT ON (e ->> 'name') e FROM unnest($1::jsonb[]) e) x), "
 		"gone AS (DELETE FROM fairshare.orphan_sweep o "

@@ -229,7 +229,7 @@ SELECT pg_temp.place(:ot1), pg_temp.place(:ot2);
 SELECT fairshare.apply_status(:ot1, '{"TrainingJobStatus": "InProgress", "SecondaryStatus": "Training",
 	"TrainingJobArn": "arn:aws:sagemaker:us-east-1:1:training-job/ot1", "CreationTime": 1e400}') AS beyond_any_float;
 SELECT fairshare.apply_status(:ot2, '{"TrainingJobStatus": "InProgress", "SecondaryStatus": "Training",
-	"TrainingJobArn": "arn:aws:sagemaker:us-east-1:1:training-job/ot2", "CreationTime": -1e15}') AS before_any_timestamp;
+	"TrainingJobArn": "arn:aws:sagemaker:us-east-1:1:training-job/ot2", "CreationTime": 1e-400}') AS below_any_float;
 SELECT job_name, status, training_job_arn FROM fairshare.jobs WHERE job_id IN (:ot1, :ot2) ORDER BY 1;
 
 -- The CreateTrainingJob body the dispatcher sends: the request with the
