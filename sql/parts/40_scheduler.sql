@@ -340,6 +340,11 @@ BEGIN
 	-- jobs), and the jobs of one a change in flight holds stay SUBMITTED
 	-- for a later pass.  (A share whose deletion has committed is absent,
 	-- not held: its jobs are refused.)
+	--
+	-- So are the jobs of a queue or share that DeleteJobQueue or
+	-- DeleteQuotaShare has begun to delete: the deletion terminated the
+	-- jobs it saw, and one whose INSERT was still open would otherwise run
+	-- in a queue on its way out, the deletion waiting for its training.
 	SELECT array_agg(w.job_id ORDER BY w.job_id), array_agg(w.job_queue ORDER BY w.job_id),
 		   array_agg(w.quota_share ORDER BY w.job_id), array_agg(w.share_identifier ORDER BY w.job_id)
 	  INTO ids, queues, shares, share_ids
@@ -370,6 +375,12 @@ BEGIN
 							WHEN w.quota_share IS NOT NULL AND qs.name IS NULL
 							THEN format('quota share "%s" of job queue "%s" was deleted while this job was being '
 										'submitted', w.quota_share, q.name)
+							WHEN q.deleting_since IS NOT NULL
+							THEN format('job queue "%s" began to be deleted while this job was being submitted',
+										q.name)
+							WHEN qs.deleting_since IS NOT NULL
+							THEN format('quota share "%s" of job queue "%s" began to be deleted while this job '
+										'was being submitted', qs.name, q.name)
 					   END AS refused,
 					   CASE WHEN q.state <> 'ENABLED' THEN format('job queue "%s" is DISABLED', q.name)
 							WHEN qs.state <> 'ENABLED' THEN format('quota share "%s" is DISABLED', qs.name)
