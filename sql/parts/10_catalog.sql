@@ -449,6 +449,12 @@ BEGIN
 		PERFORM fairshare._reject('23503',
 			format('scheduling policy "%s" does not exist', NEW.scheduling_policy));
 	END IF;
+	IF NEW.checkpoint_interval NOT BETWEEN '0' AND '7 days' THEN
+		PERFORM fairshare._reject('22023',
+			format('checkpoint_interval %s of job queue "%s" is out of range', NEW.checkpoint_interval, NEW.name),
+			'It is from 0 (no checkpoints counted for this queue''s jobs) to 7 days; '
+			'NULL takes the setting fairshare.checkpoint_interval.');
+	END IF;
 	IF NEW.strict_fifo IS NULL THEN
 		NEW.strict_fifo := false;
 	END IF;

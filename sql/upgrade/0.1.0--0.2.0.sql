@@ -174,6 +174,58 @@ ALTER TABLE fairshare.job_queues
 COMMENT ON COLUMN fairshare.job_queues.checkpoint_interval IS
 	'How often a job of this queue whose request has CheckpointConfig is taken to save a checkpoint, '
 	'for the work a preemption would lose; NULL = fairshare.checkpoint_interval, 0 = none counted.';
+-- and the queue's trigger, which names an out-of-range one and its range
+-- (10_catalog.sql's, kept equal by test/upgrade/catalog.test)
+CREATE OR REPLACE FUNCTION fairshare._validate_job_queue()
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+DECLARE
+	n bigint;
+BEGIN
+	IF TG_OP = 'UPDATE' AND NEW.name IS DISTINCT FROM OLD.name THEN
+		PERFORM fairshare._reject('22023', format('job queue "%s" cannot be renamed', OLD.name));
+	END IF;
+	PERFORM fairshare._check_name('job queue', NEW.name);
+	PERFORM fairshare._check_state('job queue', NEW.state);
+	IF NEW.priority IS NULL OR NEW.priority NOT BETWEEN 0 AND 1000 THEN
+		PERFORM fairshare._reject('22023',
+			format('priority %s of job queue "%s" is out of range', coalesce(NEW.priority::text, 'NULL'), NEW.name),
+			'Queue priority is from 0 to 1000; higher is served first.');
+	END IF;
+	IF NEW.scheduling_policy IS NOT NULL
+	   AND NOT EXISTS (SELECT 1 FROM fairshare.scheduling_policies WHERE name = NEW.scheduling_policy) THEN
+		PERFORM fairshare._reject('23503',
+			format('scheduling policy "%s" does not exist', NEW.scheduling_policy));
+	END IF;
+	IF NEW.checkpoint_interval NOT BETWEEN '0' AND '7 days' THEN
+		PERFORM fairshare._reject('22023',
+			format('checkpoint_interval %s of job queue "%s" is out of range', NEW.checkpoint_interval, NEW.name),
+			'It is from 0 (no checkpoints counted for this queue''s jobs) to 7 days; '
+			'NULL takes the setting fairshare.checkpoint_interval.');
+	END IF;
+	IF NEW.strict_fifo IS NULL THEN
+		NEW.strict_fifo := false;
+	END IF;
+	IF NEW.strict_fifo AND NEW.scheduling_policy IS NOT NULL THEN
+		PERFORM fairshare._reject('23514',
+			format('strict_fifo applies only to FIFO queues; job queue "%s" has scheduling policy "%s"', NEW.name, NEW.scheduling_policy));
+	END IF;
+	IF TG_OP = 'UPDATE' AND NEW.scheduling_policy IS DISTINCT FROM OLD.scheduling_policy THEN
+		SELECT count(*) INTO n FROM fairshare.jobs
+		 WHERE job_queue = OLD.name AND status NOT IN ('SUCCEEDED', 'FAILED');
+		IF n > 0 THEN
+			PERFORM fairshare._reject('2BP01',
+				format('cannot change the scheduling policy of job queue "%s": it has %s unfinished jobs', OLD.name, n),
+				'Disable the queue and let its jobs finish, or terminate them.');
+		END IF;
+		IF EXISTS (SELECT 1 FROM fairshare.quota_shares WHERE job_queue = OLD.name) THEN
+			PERFORM fairshare._reject('2BP01',
+				format('cannot change the scheduling policy of job queue "%s": it has quota shares', OLD.name),
+				'Delete its quota shares first.');
+		END IF;
+	END IF;
+	RETURN NEW;
+END
+$$;
 
 DROP FUNCTION fairshare._check_capacity(text, text, integer);
 CREATE FUNCTION fairshare._check_capacity(kind text, unit text, max_capacity numeric)

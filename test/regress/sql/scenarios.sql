@@ -466,6 +466,7 @@ SELECT job, action, regexp_replace(reason, 'work: [0-9]+ seconds?', 'work: N sec
   FROM pg_temp.pass() WHERE action = 'PREEMPT';
 RESET fairshare.checkpoint_interval;
 SELECT public.regress_try($$UPDATE fairshare.job_queues SET checkpoint_interval = '8 days' WHERE name = 'cz-queue'$$);
+SELECT public.regress_try($$UPDATE fairshare.job_queues SET checkpoint_interval = '-1 second' WHERE name = 'cz-queue'$$);
 RESET fairshare.preemption_min_runtime;
 
 -------------------------------------------------------------------------------
