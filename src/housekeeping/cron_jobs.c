@@ -56,6 +56,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/fmgroids.h"
 #include "utils/snapmgr.h"
 #include "utils/varlena.h"
@@ -157,6 +158,23 @@ fs_cron_command(const FsCronTask *t, Oid database_id)
 					database_id, database_id, database_id, database_id, t->body);
 }
 
+/*
+ * The commands fairshare has written for task t: command (today's) and the
+ * earlier texts it replaces, as a text[] for find_job_stmt.
+ */
+static Datum
+fs_cron_commands_array(const FsCronTask *t, const char *command)
+{
+	Datum		texts[1 + lengthof(t->replaces)];
+	int			n = 0;
+
+	texts[n++] = CStringGetTextDatum(command);
+	for (int i = 0; i < lengthof(t->replaces); i++)
+		if (t->replaces[i] != NULL)
+			texts[n++] = CStringGetTextDatum(t->replaces[i]);
+	return PointerGetDatum(construct_array(texts, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
 typedef enum FsCronAction
 {
 	FS_CRON_SCHEDULE,			/* make the jobs of a database exist */
@@ -191,6 +209,7 @@ typedef struct FsCronRequest
 	int			kept;			/* jobs that were there already */
 	int			removed;		/* jobs of this database unscheduled */
 	int			stale_removed;	/* jobs of dropped databases unscheduled */
+	int			foreign;		/* other roles' jobs of fairshare's names, left alone */
 	char		message[1024];
 } FsCronRequest;
 
@@ -228,11 +247,34 @@ static FairshareStatement database_jobs_stmt = {
 	.argtypes = {TEXTOID},
 	.read_only = true,
 };
+/*
+ * Find fairshare's job of a name.  pg_cron keeps job names unique per
+ * username only, and any role allowed to use pg_cron may schedule a job of
+ * that name under its own: such a job is not fairshare's, and this worker
+ * (a superuser) must never move it to fairshare's database or make it run
+ * as the extension's owner -- its command would then run as a superuser.
+ * So a job is fairshare's when it runs as the owner ($2; only the owner or
+ * a superuser can have scheduled or changed it), or when its command is one
+ * fairshare wrote ($3: after the owner was renamed, the job keeps the old
+ * name, which another role may have taken since -- and with it the right
+ * to change the job's command).  The owner's own job comes first.
+ */
 static FairshareStatement find_job_stmt = {
-	.what = "find a cron job",
+	.what = "find fairshare's cron job",
 	.sql = "SELECT jobid, database, command, username FROM cron.job "
-		"WHERE jobname::pg_catalog.text OPERATOR(pg_catalog.=) $1",
-	.argtypes = {TEXTOID},
+		"WHERE jobname::pg_catalog.text OPERATOR(pg_catalog.=) $1 "
+		"AND (username OPERATOR(pg_catalog.=) $2 OR command OPERATOR(pg_catalog.=) ANY ($3)) "
+		"ORDER BY username OPERATOR(pg_catalog.=) $2 DESC, jobid LIMIT 1",
+	.argtypes = {TEXTOID, TEXTOID, TEXTARRAYOID},
+	.read_only = true,
+};
+/* Jobs of that name that are not fairshare's, by the same rule: left alone. */
+static FairshareStatement foreign_jobs_stmt = {
+	.what = "find other roles' cron jobs of fairshare's job name",
+	.sql = "SELECT jobid, username FROM cron.job "
+		"WHERE jobname::pg_catalog.text OPERATOR(pg_catalog.=) $1 "
+		"AND username OPERATOR(pg_catalog.<>) $2 AND command OPERATOR(pg_catalog.<>) ALL ($3)",
+	.argtypes = {TEXTOID, TEXTOID, TEXTARRAYOID},
 	.read_only = true,
 };
 static FairshareStatement schedule_stmt = {
@@ -324,8 +366,30 @@ fs_cron_apply(FsCronRequest *req)
 	{
 		const FsCronTask *t = &fs_cron_tasks[i];
 		char	   *jobname = psprintf("%s%s", prefix, t->task);
-		Datum		findvalues[1] = {CStringGetTextDatum(jobname)};
-		bool		found = fairshare_run_statement(&find_job_stmt, findvalues, NULL) > 0;
+		char	   *command = fs_cron_command(t, req->database_id);
+		Datum		findvalues[3] = {
+			CStringGetTextDatum(jobname),
+			CStringGetTextDatum(owner),
+			fs_cron_commands_array(t, command),
+		};
+		bool		found;
+
+		if (fairshare_run_statement(&foreign_jobs_stmt, findvalues, NULL) > 0)
+		{
+			bool		isnull;
+
+			ereport(WARNING,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("pg_cron job %lld \"%s\" of role \"%s\" is not fairshare's, and is left alone",
+							(long long) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)),
+							jobname, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2)),
+					 errdetail("Its name is one fairshare gives its own jobs, but it neither runs as "
+							   "the extension's owner nor runs a command fairshare wrote."),
+					 errhint("Remove it if nobody needs it: SELECT cron.unschedule(%lld);",
+							 (long long) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))));
+			req->foreign += (int) SPI_processed;
+		}
+		found = fairshare_run_statement(&find_job_stmt, findvalues, NULL) > 0;
 
 		/* ALTER EXTENSION UPDATE: a job the operator removed stays removed. */
 		if (!found && req->action == FS_CRON_UPDATE)
@@ -335,7 +399,7 @@ fs_cron_apply(FsCronRequest *req)
 			Datum		values[5] = {
 				CStringGetTextDatum(jobname),
 				CStringGetTextDatum(t->schedule),
-				CStringGetTextDatum(fs_cron_command(t, req->database_id)),
+				CStringGetTextDatum(command),
 				CStringGetTextDatum(database),
 				CStringGetTextDatum(owner),
 			};
@@ -348,7 +412,7 @@ fs_cron_apply(FsCronRequest *req)
 			bool		isnull;
 			Datum		jobid = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 			char	   *jobdb = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
-			char	   *command = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
+			char	   *jobcommand = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
 			char	   *username = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
 
 			/* The database was renamed since the job was scheduled. */
@@ -371,11 +435,11 @@ fs_cron_apply(FsCronRequest *req)
 				fairshare_run_statement(&change_user_stmt, values, NULL);
 			}
 			/* Scheduled by an earlier version, with a command since made safe. */
-			if (command != NULL &&
-				((t->replaces[0] != NULL && strcmp(command, t->replaces[0]) == 0) ||
-				 (t->replaces[1] != NULL && strcmp(command, t->replaces[1]) == 0)))
+			if (jobcommand != NULL &&
+				((t->replaces[0] != NULL && strcmp(jobcommand, t->replaces[0]) == 0) ||
+				 (t->replaces[1] != NULL && strcmp(jobcommand, t->replaces[1]) == 0)))
 			{
-				Datum		values[2] = {jobid, CStringGetTextDatum(fs_cron_command(t, req->database_id))};
+				Datum		values[2] = {jobid, CStringGetTextDatum(command)};
 
 				fairshare_run_statement(&rewrite_command_stmt, values, NULL);
 			}
@@ -620,6 +684,9 @@ fs_cron_summary(const FsCronRequest *r)
 						 r->removed, r->cron_database);
 	if (r->stale_removed > 0)
 		appendStringInfo(&buf, "; %d jobs of dropped databases removed", r->stale_removed);
+	if (r->foreign > 0)
+		appendStringInfo(&buf, "; %d jobs of another role under fairshare's names left alone (the server log names them)",
+						 r->foreign);
 	return buf.data;
 }
 
