@@ -302,6 +302,9 @@ DECLARE
 	held_queues text[];
 	held_shares text[];
 	n bigint;
+	taken bigint := 0;
+	passed_queues text[] := '{}';
+	passed_shares text[] := '{}';
 	dq record;
 	ds record;
 BEGIN
@@ -345,12 +348,22 @@ BEGIN
 	-- DeleteQuotaShare has begun to delete: the deletion terminated the
 	-- jobs it saw, and one whose INSERT was still open would otherwise run
 	-- in a queue on its way out, the deletion waiting for its training.
-	SELECT array_agg(w.job_id ORDER BY w.job_id), array_agg(w.job_queue ORDER BY w.job_id),
-		   array_agg(w.quota_share ORDER BY w.job_id), array_agg(w.share_identifier ORDER BY w.job_id)
-	  INTO ids, queues, shares, share_ids
-	  FROM (SELECT j.job_id, j.job_queue, j.quota_share, j.share_identifier FROM fairshare.jobs j
-			 WHERE j.status = 'SUBMITTED' ORDER BY j.job_id LIMIT lim FOR NO KEY UPDATE SKIP LOCKED) w;
-	IF ids IS NOT NULL THEN
+	--
+	-- The jobs of a queue or share a change holds are passed over, not
+	-- waited for: a round that meets them takes the next jobs without
+	-- them, so one admin's transaction left open delays only its queue's
+	-- jobs, not every queue's behind them (a few rounds a pass, each
+	-- passing over what the rounds before found held).
+	FOR intake_round IN 1..4 LOOP
+		SELECT array_agg(w.job_id ORDER BY w.job_id), array_agg(w.job_queue ORDER BY w.job_id),
+			   array_agg(w.quota_share ORDER BY w.job_id), array_agg(w.share_identifier ORDER BY w.job_id)
+		  INTO ids, queues, shares, share_ids
+		  FROM (SELECT j.job_id, j.job_queue, j.quota_share, j.share_identifier FROM fairshare.jobs j
+				 WHERE j.status = 'SUBMITTED'
+				   AND j.job_queue <> ALL (passed_queues)
+				   AND (j.quota_share IS NULL OR j.job_queue || '/' || j.quota_share <> ALL (passed_shares))
+				 ORDER BY j.job_id LIMIT lim - taken FOR NO KEY UPDATE SKIP LOCKED) w;
+		EXIT WHEN ids IS NULL;
 		held_queues := ARRAY(SELECT q.name FROM fairshare.job_queues q
 							  WHERE q.name = ANY (ARRAY(SELECT DISTINCT u FROM unnest(queues) u))
 							  FOR SHARE SKIP LOCKED);
@@ -394,8 +407,19 @@ BEGIN
 				   AND (qs.name IS NULL OR w.job_queue || '/' || w.quota_share = ANY ($6))) b
 		 WHERE j.job_id = b.job_id
 		$q$ USING ids, queues, shares, share_ids, held_queues, held_shares;
-		left_work := cardinality(ids) >= lim AND EXISTS (SELECT 1 FROM fairshare.jobs WHERE status = 'SUBMITTED');
-	END IF;
+		GET DIAGNOSTICS n = ROW_COUNT;
+		taken := taken + n;
+		-- every job of this round taken in: nothing held was met
+		EXIT WHEN n = cardinality(ids) OR taken >= lim;
+		passed_queues := passed_queues || ARRAY(SELECT DISTINCT u FROM unnest(queues) u
+												  WHERE u <> ALL (held_queues));
+		passed_shares := passed_shares || ARRAY(SELECT DISTINCT u.q || '/' || u.s
+												  FROM unnest(queues, shares) AS u(q, s)
+												 WHERE u.s IS NOT NULL AND u.q || '/' || u.s <> ALL (held_shares)
+												   AND EXISTS (SELECT 1 FROM fairshare.quota_shares qs
+																WHERE qs.job_queue = u.q AND qs.name = u.s));
+	END LOOP;
+	left_work := taken >= lim AND EXISTS (SELECT 1 FROM fairshare.jobs WHERE status = 'SUBMITTED');
 
 	-- Pending jobs whose queue and quota share are enabled again.
 	ids := ARRAY(SELECT p.job_id FROM fairshare.jobs p
