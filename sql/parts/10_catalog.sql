@@ -737,12 +737,16 @@ CREATE TABLE fairshare.job_attempts (
 	share				text,
 	scheduling_priority	integer,
 	queued_at			timestamptz,
+	region				text,
 	PRIMARY KEY (job_id, attempt)
 );
 COMMENT ON COLUMN fairshare.job_attempts.job_queue IS 'The job''s queue (set by fairshare when the attempt starts).';
 COMMENT ON COLUMN fairshare.job_attempts.share IS 'The job''s quota share or share identifier, NULL on a FIFO queue.';
 COMMENT ON COLUMN fairshare.job_attempts.scheduling_priority IS 'The job''s scheduling_priority when it was placed.';
 COMMENT ON COLUMN fairshare.job_attempts.queued_at IS 'Since when the job waited for this attempt: runnable_at, or the end of the previous attempt.';
+COMMENT ON COLUMN fairshare.job_attempts.region IS
+	'The AWS region its CreateTrainingJob was sent to, where its environment names none (set by the dispatcher before sending): '
+	'the attempt is looked up, described and stopped there whatever the server''s region is since.';
 COMMENT ON TABLE fairshare.job_attempts IS
 	'One row per SageMaker training job started for a job (retries, preemptions and capacity fallbacks each start one).';
 

@@ -168,6 +168,12 @@ ALTER TABLE fairshare.quota_share_limits
 	ADD CONSTRAINT quota_share_limits_max_capacity_check
 		CHECK (max_capacity BETWEEN 0 AND 1000000 AND max_capacity = trunc(max_capacity));
 
+-- the region an attempt's create went to, where its environment names none
+ALTER TABLE fairshare.job_attempts ADD COLUMN region text;
+COMMENT ON COLUMN fairshare.job_attempts.region IS
+	'The AWS region its CreateTrainingJob was sent to, where its environment names none (set by the dispatcher before sending): '
+	'the attempt is looked up, described and stopped there whatever the server''s region is since.';
+
 -- a queue's own checkpoint interval, for the work a preemption would lose
 ALTER TABLE fairshare.job_queues
 	ADD COLUMN checkpoint_interval interval CHECK (checkpoint_interval BETWEEN '0' AND '7 days');

@@ -10,6 +10,7 @@
  */
 #include "pg_prelude.h"
 
+#include "aws/credentials.h"
 #include "aws/sigv4.h"
 #include "datums.h"
 #include "settings.h"
@@ -84,9 +85,63 @@ dispatch_submission_tag(const FairshareDispatch *d, const char *name, int64 subm
 }
 
 /*
+ * Where an attempt's environment names no region, its create goes to the
+ * server's region as it resolves now (fairshare.region, AWS_REGION), and
+ * that region is recorded on the attempt (job_attempts.region) in the
+ * transaction that reads the create requests, committed before any is
+ * sent.  From then on the attempt is looked up, created again, described
+ * and stopped there (dispatch.c, work_stmt): after a change of the
+ * server's region, a lookup of an unconfirmed create in the new region
+ * would not find the training job the first create made there, and a
+ * second one would be created while the first ran on, unfollowed.
+ */
+static void
+record_create_regions(FairshareDispatch *d, const int64 *job_ids, char **names, uint64 n)
+{
+	static FairshareStatement record_region_stmt = {
+		.what = "record the region of the attempts' creates",
+		.sql = "UPDATE fairshare.job_attempts a SET region = $2 "
+			"FROM (SELECT training_job_name FROM fairshare.job_attempts "
+			"WHERE training_job_name = ANY ($1) AND region IS NULL FOR NO KEY UPDATE SKIP LOCKED) w "
+			"WHERE a.training_job_name = w.training_job_name",
+		.argtypes = {TEXTARRAYOID, TEXTOID},
+	};
+	const char *region = fs_aws_region();
+	Datum	   *unpinned;
+
+	/*
+	 * An attempt row another transaction holds (an admin's open UPDATE of
+	 * its status_reason) is skipped, never waited for: its create goes out
+	 * unrecorded, followed in the server's region as it resolves later.
+	 */
+	int			n_unpinned = 0;
+
+	/* no region: the creates fail unsent, saying so (sagemaker_client.c) */
+	if (region == NULL || region[0] == '\0' || !fs_aws_valid_region(region) ||
+		strlen(region) >= sizeof(((AttemptTrack *) NULL)->region))
+		return;
+	unpinned = palloc(sizeof(Datum) * Max(n, 1));
+	for (uint64 i = 0; i < n; i++)
+	{
+		AttemptTrack *t = hash_search(d->tracks, &job_ids[i], HASH_FIND, NULL);
+
+		if (t == NULL || t->region[0] != '\0' || names[i] == NULL || strcmp(t->name, names[i]) != 0)
+			continue;
+		unpinned[n_unpinned++] = CStringGetTextDatum(names[i]);
+		strlcpy(t->region, region, sizeof(t->region));
+	}
+	if (n_unpinned > 0)
+	{
+		Datum		values[2] = {fairshare_text_array(unpinned, n_unpinned), CStringGetTextDatum(region)};
+
+		fairshare_run_statement(&record_region_stmt, values, NULL);
+	}
+}
+
+/*
  * Send CreateTrainingJob for the n attempts of a turn that need one.  Their
- * bodies are read in one short transaction, committed before any is
- * submitted; an attempt whose job moved on (another attempt, or no longer
+ * bodies are read in one short transaction (which records where the
+ * creates go), committed before any is submitted; an attempt whose job moved on (another attempt, or no longer
  * SCHEDULED) gets nothing.  The body is create_training_job_request()'s,
  * with its fairshare:job-submitted tag signed ($2, in the order of $1);
  * its Tags are always an array (the function appends fairshare's own).
@@ -152,6 +207,7 @@ dispatch_send_creates(FairshareDispatch *d, AttemptTrack **want, int n)
 		}
 		MemoryContextSwitchTo(spi);
 	}
+	record_create_regions(d, got_ids, got_names, got);
 	fairshare_xact_commit();
 	if (got > 0)
 		fairshare_fence();		/* still the leader? (fence.c) */

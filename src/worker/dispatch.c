@@ -182,16 +182,19 @@ run_pass(void)
  * The region of an attempt whose training job exists is the one in its
  * ARN, where an environment names none: a reload of fairshare.region (or
  * AWS_REGION) must not send the describes and stops of training jobs that
- * run on to another region, where SageMaker does not know them.
+ * run on to another region, where SageMaker does not know them.  Before
+ * the ARN is known, it is the region its first create went to
+ * (job_attempts.region, attempts.c), for the same reason.
  */
 static FairshareStatement work_stmt = {
 	.what = "read the dispatcher's work",
 	.sql = "SELECT j.job_id, j.training_job_name, j.training_job_arn IS NOT NULL, "
 		"j.stop_kind IS NOT NULL AND j.stop_sent_at IS NULL, e.endpoint_url, "
 		"coalesce(e.region, CASE WHEN j.training_job_arn ~ '^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:' "
-		"THEN split_part(j.training_job_arn, ':', 4) END), "
+		"THEN split_part(j.training_job_arn, ':', 4) END, a.region), "
 		"j.scheduled_at, j.created_at "
 		"FROM fairshare.jobs j JOIN fairshare.service_environments e ON e.name = j.service_environment "
+		"LEFT JOIN fairshare.job_attempts a ON a.training_job_name = j.training_job_name "
 		"WHERE j.status IN " FS_PLACED_STATUSES_SQL " ORDER BY j.job_id",
 	.read_only = true,
 };
