@@ -257,16 +257,17 @@ static FairshareStatement database_jobs_stmt = {
  * a superuser can have scheduled or changed it), or when its command is one
  * fairshare wrote ($3: after the owner was renamed, the job keeps the old
  * name, which another role may have taken since -- and with it the right
- * to change the job's command).  The owner's own job comes first.
+ * to change the job's command).  The owner's own job comes first.  The row
+ * is locked until the worker commits: a cron.alter_job() of its command by
+ * the role it runs as waits, and afterwards no longer finds it that role's.
  */
 static FairshareStatement find_job_stmt = {
 	.what = "find fairshare's cron job",
 	.sql = "SELECT jobid, database, command, username FROM cron.job "
 		"WHERE jobname::pg_catalog.text OPERATOR(pg_catalog.=) $1 "
 		"AND (username OPERATOR(pg_catalog.=) $2 OR command OPERATOR(pg_catalog.=) ANY ($3)) "
-		"ORDER BY username OPERATOR(pg_catalog.=) $2 DESC, jobid LIMIT 1",
+		"ORDER BY username OPERATOR(pg_catalog.=) $2 DESC, jobid LIMIT 1 FOR UPDATE",
 	.argtypes = {TEXTOID, TEXTOID, TEXTARRAYOID},
-	.read_only = true,
 };
 /* Jobs of that name that are not fairshare's, by the same rule: left alone. */
 static FairshareStatement foreign_jobs_stmt = {
@@ -289,8 +290,8 @@ static FairshareStatement move_job_stmt = {
 };
 static FairshareStatement change_user_stmt = {
 	.what = "run a cron job as the extension owner's new name",
-	.sql = "SELECT cron.alter_job(job_id => $1, username => $2)",
-	.argtypes = {INT8OID, TEXTOID},
+	.sql = "SELECT cron.alter_job(job_id => $1, username => $2, schedule => $3, active => true)",
+	.argtypes = {INT8OID, TEXTOID, TEXTOID},
 };
 static FairshareStatement rewrite_command_stmt = {
 	.what = "rewrite a cron job's command",
@@ -374,20 +375,22 @@ fs_cron_apply(FsCronRequest *req)
 		};
 		bool		found;
 
-		if (fairshare_run_statement(&foreign_jobs_stmt, findvalues, NULL) > 0)
+		fairshare_run_statement(&foreign_jobs_stmt, findvalues, NULL);
+		for (uint64 f = 0; f < SPI_processed; f++)
 		{
 			bool		isnull;
+			long long	foreign_id = (long long) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[f],
+																			   SPI_tuptable->tupdesc, 1, &isnull));
 
 			ereport(WARNING,
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
 					 errmsg("pg_cron job %lld \"%s\" of role \"%s\" is not fairshare's, and is left alone",
-							(long long) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)),
-							jobname, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2)),
+							foreign_id, jobname, SPI_getvalue(SPI_tuptable->vals[f], SPI_tuptable->tupdesc, 2)),
 					 errdetail("Its name is one fairshare gives its own jobs, but it neither runs as "
-							   "the extension's owner nor runs a command fairshare wrote."),
-					 errhint("Remove it if nobody needs it: SELECT cron.unschedule(%lld);",
-							 (long long) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))));
-			req->foreign += (int) SPI_processed;
+							   "the extension's owner nor runs a command fairshare wrote; "
+							   "DROP EXTENSION fairshare removes it with fairshare's own."),
+					 errhint("Remove it if nobody needs it: SELECT cron.unschedule(%lld);", foreign_id)));
+			req->foreign++;
 		}
 		found = fairshare_run_statement(&find_job_stmt, findvalues, NULL) > 0;
 
@@ -426,11 +429,13 @@ fs_cron_apply(FsCronRequest *req)
 			/*
 			 * The owner was renamed since: pg_cron runs a job as the role of
 			 * its username, so under the old name the job would fail, or run
-			 * as whichever role took that name since.
+			 * as whichever role took that name since.  That role (or any that
+			 * scheduled a job of this name with fairshare's command) may have
+			 * paused it or changed its schedule: it gets fairshare's again.
 			 */
 			if (username == NULL || strcmp(username, owner) != 0)
 			{
-				Datum		values[2] = {jobid, CStringGetTextDatum(owner)};
+				Datum		values[3] = {jobid, CStringGetTextDatum(owner), CStringGetTextDatum(t->schedule)};
 
 				fairshare_run_statement(&change_user_stmt, values, NULL);
 			}
