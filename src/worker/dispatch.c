@@ -191,10 +191,10 @@ static FairshareStatement work_stmt = {
 	.sql = "SELECT j.job_id, j.training_job_name, j.training_job_arn IS NOT NULL, "
 		"j.stop_kind IS NOT NULL AND j.stop_sent_at IS NULL, e.endpoint_url, "
 		"coalesce(e.region, CASE WHEN j.training_job_arn ~ '^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:' "
-		"THEN split_part(j.training_job_arn, ':', 4) END, a.region), "
+		"THEN split_part(j.training_job_arn, ':', 4) END, "
+		"(SELECT a.region FROM fairshare.job_attempts a WHERE a.training_job_name = j.training_job_name)), "
 		"j.scheduled_at, j.created_at "
 		"FROM fairshare.jobs j JOIN fairshare.service_environments e ON e.name = j.service_environment "
-		"LEFT JOIN fairshare.job_attempts a ON a.training_job_name = j.training_job_name "
 		"WHERE j.status IN " FS_PLACED_STATUSES_SQL " ORDER BY j.job_id",
 	.read_only = true,
 };
