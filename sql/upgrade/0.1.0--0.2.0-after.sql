@@ -61,6 +61,9 @@ DECLARE
 	held_shares text[];
 	n bigint;
 	taken bigint := 0;
+	examine constant integer := least(greatest(16 * lim, 10000), 200000);
+	last_id bigint;
+	window_end bigint;
 	passed_queues text[] := '{}';
 	passed_shares text[] := '{}';
 	dq record;
@@ -109,19 +112,41 @@ BEGIN
 	--
 	-- The jobs of a queue or share a change holds are passed over, not
 	-- waited for: a round that meets them takes the next jobs without
-	-- them, so one admin's transaction left open delays only its queue's
-	-- jobs, not every queue's behind them (a few rounds a pass, each
-	-- passing over what the rounds before found held).
+	-- them, so one admin's transaction left open delays its queue's jobs,
+	-- not every queue's behind them (up to three more rounds a pass, each
+	-- passing over what the rounds before found held, through a bounded
+	-- number of new jobs: behind a held backlog longer than that, other
+	-- queues' jobs wait for the change to commit).
 	FOR intake_round IN 1..4 LOOP
-		SELECT array_agg(w.job_id ORDER BY w.job_id), array_agg(w.job_queue ORDER BY w.job_id),
-			   array_agg(w.quota_share ORDER BY w.job_id), array_agg(w.share_identifier ORDER BY w.job_id)
-		  INTO ids, queues, shares, share_ids
-		  FROM (SELECT j.job_id, j.job_queue, j.quota_share, j.share_identifier FROM fairshare.jobs j
-				 WHERE j.status = 'SUBMITTED'
-				   AND j.job_queue <> ALL (passed_queues)
-				   AND (j.quota_share IS NULL OR j.job_queue || '/' || j.quota_share <> ALL (passed_shares))
-				 ORDER BY j.job_id LIMIT lim - taken FOR NO KEY UPDATE SKIP LOCKED) w;
-		EXIT WHEN ids IS NULL;
+		IF intake_round = 1 THEN
+			SELECT array_agg(w.job_id ORDER BY w.job_id), array_agg(w.job_queue ORDER BY w.job_id),
+				   array_agg(w.quota_share ORDER BY w.job_id), array_agg(w.share_identifier ORDER BY w.job_id)
+			  INTO ids, queues, shares, share_ids
+			  FROM (SELECT j.job_id, j.job_queue, j.quota_share, j.share_identifier FROM fairshare.jobs j
+					 WHERE j.status = 'SUBMITTED'
+					 ORDER BY j.job_id LIMIT lim FOR NO KEY UPDATE SKIP LOCKED) w;
+			EXIT WHEN ids IS NULL;
+			last_id := ids[cardinality(ids)];
+		ELSE
+			-- The next rounds go on after the jobs seen, through at most
+			-- `examine' more new jobs each, so that a long backlog of a held
+			-- queue costs a bounded read, not a read of all of it.
+			window_end := (SELECT max(c.job_id)
+							 FROM (SELECT c.job_id FROM fairshare.jobs c
+									WHERE c.status = 'SUBMITTED' AND c.job_id > last_id
+									ORDER BY c.job_id LIMIT examine) c);
+			EXIT WHEN window_end IS NULL;
+			SELECT array_agg(w.job_id ORDER BY w.job_id), array_agg(w.job_queue ORDER BY w.job_id),
+				   array_agg(w.quota_share ORDER BY w.job_id), array_agg(w.share_identifier ORDER BY w.job_id)
+			  INTO ids, queues, shares, share_ids
+			  FROM (SELECT j.job_id, j.job_queue, j.quota_share, j.share_identifier FROM fairshare.jobs j
+					 WHERE j.status = 'SUBMITTED' AND j.job_id > last_id AND j.job_id <= window_end
+					   AND j.job_queue <> ALL (passed_queues)
+					   AND (j.quota_share IS NULL OR j.job_queue || '/' || j.quota_share <> ALL (passed_shares))
+					 ORDER BY j.job_id LIMIT lim - taken FOR NO KEY UPDATE SKIP LOCKED) w;
+			last_id := coalesce(ids[cardinality(ids)], window_end);
+			CONTINUE WHEN ids IS NULL;
+		END IF;
 		held_queues := ARRAY(SELECT q.name FROM fairshare.job_queues q
 							  WHERE q.name = ANY (ARRAY(SELECT DISTINCT u FROM unnest(queues) u))
 							  FOR SHARE SKIP LOCKED);
@@ -167,8 +192,9 @@ BEGIN
 		$q$ USING ids, queues, shares, share_ids, held_queues, held_shares;
 		GET DIAGNOSTICS n = ROW_COUNT;
 		taken := taken + n;
-		-- every job of this round taken in: nothing held was met
-		EXIT WHEN n = cardinality(ids) OR taken >= lim;
+		-- a full batch, or every job of the first round taken in (nothing
+		-- held was met)
+		EXIT WHEN taken >= lim OR (intake_round = 1 AND n = cardinality(ids));
 		passed_queues := passed_queues || ARRAY(SELECT DISTINCT u FROM unnest(queues) u
 												  WHERE u <> ALL (held_queues));
 		passed_shares := passed_shares || ARRAY(SELECT DISTINCT u.q || '/' || u.s
