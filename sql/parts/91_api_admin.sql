@@ -57,6 +57,27 @@ COMMENT ON COLUMN fairshare.job_queues.deleting_since IS
 COMMENT ON COLUMN fairshare.quota_shares.deleting_since IS
 	'Set when the share is being deleted: its jobs were terminated; the share goes once they stopped.';
 
+-- One being deleted accepts no job again: its jobs were terminated, and a
+-- job submitted now would only be failed by the next pass's intake.  (An
+-- admin may still call the deletion off in SQL, clearing deleting_since.)
+CREATE FUNCTION fairshare._guard_deleting()
+RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, fairshare, pg_temp AS $$
+BEGIN
+	IF NEW.deleting_since IS NOT NULL AND NEW.accepts_jobs THEN
+		PERFORM fairshare._reject('55000',
+			format('%s "%s" is being deleted: it accepts no new jobs',
+				   CASE TG_RELID WHEN 'fairshare.quota_shares'::regclass THEN 'quota share' ELSE 'job queue' END,
+				   NEW.name),
+			'It goes once its jobs have stopped; to take jobs there again, call the deletion off first (deleting_since = NULL).');
+	END IF;
+	RETURN NEW;
+END
+$$;
+CREATE TRIGGER guard_deleting BEFORE INSERT OR UPDATE OF accepts_jobs, deleting_since ON fairshare.job_queues
+	FOR EACH ROW EXECUTE FUNCTION fairshare._guard_deleting();
+CREATE TRIGGER guard_deleting BEFORE INSERT OR UPDATE OF accepts_jobs, deleting_since ON fairshare.quota_shares
+	FOR EACH ROW EXECUTE FUNCTION fairshare._guard_deleting();
+
 -- Tags of the admin resources, checked as AWS checks them.
 CREATE FUNCTION fairshare._check_tags(kind text, tags jsonb)
 RETURNS void LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, fairshare, pg_temp AS $$

@@ -165,5 +165,16 @@ DELETE FROM fairshare.queue_environments WHERE service_environment = 'p5-emulate
 DELETE FROM fairshare.service_environments WHERE name = 'p5-emulated';
 SELECT count(*) AS p5_limits_left FROM fairshare.capacity_limits WHERE service_environment = 'p5-emulated';
 
+-- A queue or share being deleted (DeleteJobQueue, DeleteQuotaShare) takes
+-- no job again until the deletion is called off.
+UPDATE fairshare.quota_shares SET accepts_jobs = false, deleting_since = now() WHERE name = 'Sweeps';
+SELECT public.regress_try_hint($$UPDATE fairshare.quota_shares SET accepts_jobs = true WHERE name = 'Sweeps'$$);
+UPDATE fairshare.job_queues SET accepts_jobs = false, deleting_since = now() WHERE name = 'p4-quota';
+SELECT public.regress_try_hint($$UPDATE fairshare.job_queues SET accepts_jobs = true WHERE name = 'p4-quota'$$);
+UPDATE fairshare.job_queues SET accepts_jobs = true, deleting_since = NULL WHERE name = 'p4-quota';
+UPDATE fairshare.quota_shares SET accepts_jobs = true, deleting_since = NULL WHERE name = 'Sweeps';
+SELECT name, accepts_jobs, deleting_since FROM fairshare.job_queues WHERE name = 'p4-quota'
+UNION ALL SELECT name, accepts_jobs, deleting_since FROM fairshare.quota_shares WHERE name = 'Sweeps';
+
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
