@@ -144,7 +144,9 @@ BEGIN
 					   AND j.job_queue <> ALL (passed_queues)
 					   AND (j.quota_share IS NULL OR j.job_queue || '/' || j.quota_share <> ALL (passed_shares))
 					 ORDER BY j.job_id LIMIT lim - taken FOR NO KEY UPDATE SKIP LOCKED) w;
-			last_id := coalesce(ids[cardinality(ids)], window_end);
+			-- a round that took fewer than it asked for read its whole window
+			last_id := CASE WHEN ids IS NULL OR cardinality(ids) < lim - taken THEN window_end
+							ELSE ids[cardinality(ids)] END;
 			CONTINUE WHEN ids IS NULL;
 		END IF;
 		held_queues := ARRAY(SELECT q.name FROM fairshare.job_queues q

@@ -269,12 +269,18 @@ static FairshareStatement find_job_stmt = {
 		"ORDER BY username OPERATOR(pg_catalog.=) $2 DESC, jobid LIMIT 1 FOR UPDATE",
 	.argtypes = {TEXTOID, TEXTOID, TEXTARRAYOID},
 };
-/* Jobs of that name that are not fairshare's, by the same rule: left alone. */
+/*
+ * Jobs of that name that are not fairshare's, by the same rule, and other
+ * roles' copies of fairshare's command beside the owner's own job: left
+ * alone.
+ */
 static FairshareStatement foreign_jobs_stmt = {
 	.what = "find other roles' cron jobs of fairshare's job name",
-	.sql = "SELECT jobid, username FROM cron.job "
+	.sql = "SELECT jobid, username FROM cron.job j "
 		"WHERE jobname::pg_catalog.text OPERATOR(pg_catalog.=) $1 "
-		"AND username OPERATOR(pg_catalog.<>) $2 AND command OPERATOR(pg_catalog.<>) ALL ($3)",
+		"AND username OPERATOR(pg_catalog.<>) $2 "
+		"AND (command OPERATOR(pg_catalog.<>) ALL ($3) OR EXISTS (SELECT FROM cron.job o "
+		"WHERE o.jobname OPERATOR(pg_catalog.=) j.jobname AND o.username OPERATOR(pg_catalog.=) $2))",
 	.argtypes = {TEXTOID, TEXTOID, TEXTARRAYOID},
 	.read_only = true,
 };
@@ -290,8 +296,11 @@ static FairshareStatement move_job_stmt = {
 };
 static FairshareStatement change_user_stmt = {
 	.what = "run a cron job as the extension owner's new name",
-	.sql = "SELECT cron.alter_job(job_id => $1, username => $2, schedule => $3, active => true)",
-	.argtypes = {INT8OID, TEXTOID, TEXTOID},
+	.sql = "SELECT cron.alter_job(job_id => $1, username => $2, "
+		"schedule => CASE WHEN r.taken THEN $3 END, active => CASE WHEN r.taken THEN true END) "
+		"FROM (SELECT EXISTS (SELECT FROM pg_catalog.pg_roles "
+		"WHERE rolname OPERATOR(pg_catalog.=) $4) AS taken) r",
+	.argtypes = {INT8OID, TEXTOID, TEXTOID, TEXTOID},
 };
 static FairshareStatement rewrite_command_stmt = {
 	.what = "rewrite a cron job's command",
@@ -429,13 +438,16 @@ fs_cron_apply(FsCronRequest *req)
 			/*
 			 * The owner was renamed since: pg_cron runs a job as the role of
 			 * its username, so under the old name the job would fail, or run
-			 * as whichever role took that name since.  That role (or any that
-			 * scheduled a job of this name with fairshare's command) may have
-			 * paused it or changed its schedule: it gets fairshare's again.
+			 * as whichever role took that name since.  A role that has that
+			 * name now (or scheduled a job of this name with fairshare's
+			 * command) may have paused the job or changed its schedule: it
+			 * then gets fairshare's again.  Where no role has the name, the
+			 * schedule the operator gave it stays.
 			 */
 			if (username == NULL || strcmp(username, owner) != 0)
 			{
-				Datum		values[3] = {jobid, CStringGetTextDatum(owner), CStringGetTextDatum(t->schedule)};
+				Datum		values[4] = {jobid, CStringGetTextDatum(owner), CStringGetTextDatum(t->schedule),
+										 CStringGetTextDatum(username ? username : "")};
 
 				fairshare_run_statement(&change_user_stmt, values, NULL);
 			}
