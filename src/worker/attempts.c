@@ -94,6 +94,10 @@ dispatch_submission_tag(const FairshareDispatch *d, const char *name, int64 subm
  * server's region, a lookup of an unconfirmed create in the new region
  * would not find the training job the first create made there, and a
  * second one would be created while the first ran on, unfollowed.
+ *
+ * An attempt row another transaction holds (an admin's open UPDATE of its
+ * status_reason) is skipped, never waited for: its create goes out
+ * unrecorded, and is followed in the server's region as it resolves later.
  */
 static void
 record_create_regions(FairshareDispatch *d, const int64 *job_ids, char **names, uint64 n)
@@ -108,12 +112,6 @@ record_create_regions(FairshareDispatch *d, const int64 *job_ids, char **names, 
 	};
 	const char *region = fs_aws_region();
 	Datum	   *unpinned;
-
-	/*
-	 * An attempt row another transaction holds (an admin's open UPDATE of
-	 * its status_reason) is skipped, never waited for: its create goes out
-	 * unrecorded, followed in the server's region as it resolves later.
-	 */
 	int			n_unpinned = 0;
 
 	/* no region: the creates fail unsent, saying so (sagemaker_client.c) */
@@ -141,8 +139,8 @@ record_create_regions(FairshareDispatch *d, const int64 *job_ids, char **names, 
 /*
  * Send CreateTrainingJob for the n attempts of a turn that need one.  Their
  * bodies are read in one short transaction (which records where the
- * creates go), committed before any is submitted; an attempt whose job moved on (another attempt, or no longer
- * SCHEDULED) gets nothing.  The body is create_training_job_request()'s,
+ * creates go), committed before any is submitted; an attempt whose job
+ * moved on (another attempt, or no longer SCHEDULED) gets nothing.  The body is create_training_job_request()'s,
  * with its fairshare:job-submitted tag signed ($2, in the order of $1);
  * its Tags are always an array (the function appends fairshare's own).
  */
