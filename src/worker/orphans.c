@@ -15,7 +15,8 @@
  *		installation's part of the training job name (created since the
  *		oldest job fairshare still keeps: older ones were forgotten on
  *		purpose, by retention), at every service environment's endpoint and
- *		region (steps 2 and 3 too);
+ *		region, and in every region its attempts recorded (steps 2 and 3
+ *		too);
  *	 2. the names no job or attempt of fairshare knows (read after the
  *		listing: a placement is committed before its create is sent, so a
  *		training job that was listed and has a placement shows it here);
@@ -28,8 +29,9 @@
  *		creates is.  The id and the name are no secret: without the
  *		signature, anyone allowed to create training jobs could plant one
  *		that moved the job ids on by as much as they liked (step 5);
- *	 4. fairshare.orphan_sweep is made to hold exactly what was found, each
- *		row keeping when it was first seen;
+ *	 4. fairshare.orphan_sweep is made to hold what was found, each row
+ *		keeping when it was first seen (and what an earlier sweep found
+ *		where this one did not look);
  *	 5. the job id sequence moves on past the orphans' fairshare:job-id tags,
  *		so that no new job is given a lost job's id -- and with it the lost
  *		job's training job name and, its tags being ours, its training job.
@@ -186,9 +188,22 @@ static FairshareStatement oldest_job_stmt = {
 		"fairshare.retention_cutoff() + interval '60 seconds'))::float8 FROM fairshare.jobs",
 };
 
+/*
+ * Where training jobs were made: every service environment's endpoint and
+ * region, and, at an environment's endpoint, each region its attempts
+ * recorded (job_attempts.region: the server's region when the create was
+ * sent, for an environment that names none).  The server's region may
+ * have changed since; training jobs made in the old one are still there.
+ * Attempts of an environment deleted since are not swept: its endpoint is
+ * gone with it.
+ */
 static FairshareStatement targets_stmt = {
 	.what = "read where the service environments send their calls",
-	.sql = "SELECT DISTINCT endpoint_url, region FROM fairshare.service_environments",
+	.sql = "SELECT e.endpoint_url, e.region FROM fairshare.service_environments e "
+		"UNION "
+		"SELECT e.endpoint_url, a.region FROM fairshare.service_environments e "
+		"  JOIN (SELECT DISTINCT service_environment, region FROM fairshare.job_attempts "
+		"		 WHERE region IS NOT NULL) a ON a.service_environment = e.name",
 	.read_only = true,
 };
 
@@ -255,6 +270,13 @@ static FairshareStatement found_row_stmt = {
  * CreationTime comes as the JSON protocol sends times, epoch seconds; one
  * that is not (or is out of range) is stored as NULL, not a sweep failed
  * at every interval.
+ *
+ * A row this sweep did not find goes only when the sweep was complete ($2)
+ * and it could have found it: its ARN's region was swept ($3), or it was
+ * made before the listing's cutoff ($4, epoch seconds).  One found in a
+ * region no sweep reaches any more (an environment's region changed, or
+ * its attempts are gone) stays, as last seen, until the cutoff passes it:
+ * not seeing a training job is no sign that it stopped.
  */
 static FairshareStatement store_found_stmt = {
 	.what = "store what the sweep found",
@@ -264,13 +286,15 @@ static FairshareStatement store_found_stmt = {
 		"			   THEN to_timestamp((e ->> 'created')::float8) END AS created "
 		"		   FROM (SELECT DISTINCT ON (e ->> 'name') e FROM unnest($1::jsonb[]) e) x), "
 		"gone AS (DELETE FROM fairshare.orphan_sweep o "
-		"		   WHERE $2 AND NOT EXISTS (SELECT 1 FROM f WHERE f.name = o.training_job_name)) "
+		"		   WHERE $2 AND NOT EXISTS (SELECT 1 FROM f WHERE f.name = o.training_job_name) "
+		"			 AND (split_part(o.training_job_arn, ':', 4) = ANY ($3) "
+		"				  OR o.creation_time < to_timestamp($4))) "
 		"INSERT INTO fairshare.orphan_sweep AS o (training_job_name, training_job_arn, training_job_status, "
 		"		  job_id_tag, creation_time, first_seen, last_seen) "
 		"SELECT name, arn, status, job_id, created, now(), now() FROM f "
 		"ON CONFLICT (training_job_name) DO UPDATE SET training_job_arn = excluded.training_job_arn, "
 		"		  training_job_status = excluded.training_job_status, last_seen = excluded.last_seen",
-	.argtypes = {JSONBARRAYOID, BOOLOID},
+	.argtypes = {JSONBARRAYOID, BOOLOID, TEXTARRAYOID, FLOAT8OID},
 };
 
 static FairshareStatement move_ids_on_stmt = {
@@ -559,15 +583,23 @@ sweep(bool own_transactions)
 		sweep_target(&sw, &targets[i]);
 
 	/*
-	 * 4. The table holds exactly what this sweep found; after a skipped
-	 * endpoint, what it found besides what earlier sweeps found.
+	 * 4. The table holds what this sweep found; after a skipped endpoint,
+	 * what it found besides what earlier sweeps found; and what earlier
+	 * sweeps found in regions this one did not look at (store_found_stmt).
 	 */
 	{
-		Datum		args[2];
+		Datum		args[4];
+		char		nulls[4] = {' ', ' ', ' ', ' '};
+		Datum	   *regions = palloc(sizeof(Datum) * Max(n_targets, 1));
 
+		for (int i = 0; i < n_targets; i++)
+			regions[i] = CStringGetTextDatum(targets[i].region);
 		args[0] = fairshare_jsonb_array(sw.found, sw.n_found);
 		args[1] = BoolGetDatum(!sw.skipped_target);
-		fairshare_run_statement(&store_found_stmt, args, NULL);
+		args[2] = PointerGetDatum(construct_array(regions, n_targets, TEXTOID, -1, false, TYPALIGN_INT));
+		args[3] = Float8GetDatum(sw.since);
+		nulls[3] = sw.have_since ? ' ' : 'n';
+		fairshare_run_statement(&store_found_stmt, args, nulls);
 	}
 
 	/*

@@ -18,6 +18,8 @@ protocol on 127.0.0.1:
   with hyperparameters, CLI defaults or control endpoints; StopTrainingJob
   goes through Stopping to Stopped; capacity failures per instance type;
   per-type account limits (ResourceLimitExceeded);
+* one region, or several at one endpoint (``--also-region``): a request
+  sees only the training jobs of the region it is signed for;
 * fault injection (throttling, 5xx, slow answers, dropped connections before
   or *after* acting) at configurable rates;
 * counters for tests and benchmarks under ``GET /_emulator/stats``.
@@ -173,6 +175,8 @@ def verify_sigv4(method, raw_target, headers, body, access_key_id,
     describe the request.  The canonical request is rebuilt from what
     arrived, the credential scope and clock are checked, the signature is
     recomputed with the configured secret and compared in constant time.
+    region is the region requests must be signed for, or a collection of
+    them (an emulator that plays several regions at one endpoint).
     Returns None when the request is authentic; raises ApiError with the
     error AWS would answer otherwise.
     """
@@ -238,7 +242,7 @@ def verify_sigv4(method, raw_target, headers, body, access_key_id,
         problems.append("Date in Credential scope does not match YYYYMMDD from "
                         "ISO-8601 version of date from HTTP: '%s' != '%s', from '%s'."
                         % (scope_date, amz_date[:8], date_source))
-    if scope_region != region:
+    if scope_region not in ((region,) if isinstance(region, str) else tuple(region)):
         problems.append("Credential should be scoped to a valid region, not '%s'."
                         % scope_region)
     if scope_service != service:
@@ -583,6 +587,7 @@ class TrainingJob:
     def __init__(self, name, request, region, instances, timeline, stopping_seconds,
                  time_scale, now, capacity_doomed):
         self.name = name
+        self.region = region
         self.arn = "arn:aws:sagemaker:%s:%s:training-job/%s" % (region, ACCOUNT_ID, name.lower())
         self.request = request
         self.instances = instances
@@ -906,8 +911,12 @@ class Emulator:
                 total += job.instances.get(instance_type, 0)
         return total
 
-    def _job(self, name, now):
+    def _job(self, name, now, region):
+        """The training job of that name in region (a request's region sees
+        only its own, as at SageMaker)."""
         job = self.jobs.get(name.lower()) if isinstance(name, str) else None
+        if job is not None and job.region != region:
+            job = None
         if job is None:
             if self.options.not_found_error == "ResourceNotFound":
                 raise ApiError("ResourceNotFound", "Training job %s does not exist." % name)
@@ -968,7 +977,7 @@ class Emulator:
             return fault
 
     # API operations ----------------------------------------------------
-    def create_training_job(self, req):
+    def create_training_job(self, req, region):
         name_for_count = req.get("TrainingJobName") if isinstance(req, dict) else None
         if isinstance(name_for_count, str):
             with self.lock:
@@ -1013,7 +1022,7 @@ class Emulator:
                 elif isinstance(available, int):
                     if self._in_use(itype, now, count_doomed=False) + count > available:
                         doomed = True
-            job = TrainingJob(name, req, self.options.region, instances, timeline,
+            job = TrainingJob(name, req, region, instances, timeline,
                               timeline["durations"]["Stopping"], self.options.time_scale,
                               now, doomed)
             self.jobs[key] = job
@@ -1022,16 +1031,16 @@ class Emulator:
             self.stats.create_times[name] = now
             return {"TrainingJobArn": job.arn}
 
-    def describe_training_job(self, req):
+    def describe_training_job(self, req, region):
         name = self._name_arg(req)
         with self.lock:
-            return self._job(name, time.time()).describe()
+            return self._job(name, time.time(), region).describe()
 
-    def stop_training_job(self, req):
+    def stop_training_job(self, req, region):
         name = self._name_arg(req)
         with self.lock:
             now = time.time()
-            job = self._job(name, now)
+            job = self._job(name, now, region)
             if job.status != "InProgress":
                 raise ApiError("ValidationException",
                                "The request was rejected because the training job is in "
@@ -1051,7 +1060,7 @@ class Emulator:
             raise validation_error(c.problems)
         return name
 
-    def list_tags(self, req):
+    def list_tags(self, req, region):
         """ListTags of a training job, by its ARN: the Tags of its create
         request, in order, paged as SageMaker pages them."""
         if not isinstance(req, dict):
@@ -1065,7 +1074,7 @@ class Emulator:
         if c.problems:
             raise validation_error(c.problems)
         with self.lock:
-            job = next((j for j in self.jobs.values() if j.arn == arn), None)
+            job = next((j for j in self.jobs.values() if j.arn == arn and j.region == region), None)
             if job is None:
                 raise ApiError("ValidationException",
                                "Requested resource not found: %s" % arn)
@@ -1082,7 +1091,7 @@ class Emulator:
             answer["NextToken"] = base64.urlsafe_b64encode(str(end).encode()).decode()
         return answer
 
-    def list_training_jobs(self, req):
+    def list_training_jobs(self, req, region):
         if not isinstance(req, dict):
             raise ApiError("SerializationException", "Start of structure or map found where not expected.")
         c = Checker()
@@ -1125,6 +1134,8 @@ class Emulator:
             self._advance_all(now)
             jobs = []
             for job in self.jobs.values():
+                if job.region != region:
+                    continue
                 if contains and contains.lower() not in job.name.lower():
                     continue
                 if "CreationTimeAfter" in bounds and not job.creation_time > bounds["CreationTimeAfter"]:
@@ -1356,6 +1367,13 @@ def _plain(obj):
     return obj
 
 
+def _signed_region(headers):
+    """The region of a request's credential scope (verify_sigv4 checked it)."""
+    authorization = headers.get("Authorization") or ""
+    match = re.search(r"Credential=[^/,]*/[^/,]*/([^/,]*)/", authorization)
+    return match.group(1) if match else None
+
+
 class Handler(BaseHTTPRequestHandler):
     """One connection; HTTP/1.1 keep-alive, so a client may reuse it."""
 
@@ -1468,7 +1486,7 @@ class Handler(BaseHTTPRequestHandler):
         try:
             verify_sigv4(self.command, self.path, self.headers.items(), body,
                          opts.access_key_id, opts.secret_access_key, opts.session_token,
-                         opts.region, now=started, check_clock=opts.check_clock)
+                         opts.regions, now=started, check_clock=opts.check_clock)
             if op is None or self.command != "POST" or path != "/":
                 raise ApiError("UnknownOperationException",
                                "Unknown operation: %s %s %s"
@@ -1493,7 +1511,7 @@ class Handler(BaseHTTPRequestHandler):
                 raise ApiError("SerializationException", "The request body is not valid JSON.")
             if isinstance(req, dict) and isinstance(req.get("TrainingJobName"), str):
                 name = req["TrainingJobName"]
-            status, payload, error_code = 200, API_METHODS[op](emu, req), None
+            status, payload, error_code = 200, API_METHODS[op](emu, req, _signed_region(self.headers)), None
             if op == "CreateTrainingJob":
                 with emu.lock:
                     emu.stats.create_arrival_times[name] = started
@@ -1593,6 +1611,7 @@ class Options:
 
     def __init__(self, args):
         self.region = args.region
+        self.regions = (args.region,) + tuple(r for r in args.also_region if r != args.region)
         self.access_key_id = args.access_key_id
         self.secret_access_key = args.secret_access_key
         self.session_token = args.session_token
@@ -1642,6 +1661,9 @@ def parse_args(argv):
     p.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0: any free one)")
     p.add_argument("--port-file", help="write the bound port here (atomically) once listening")
     p.add_argument("--region", default="us-east-1")
+    p.add_argument("--also-region", action="append", default=[], metavar="REGION",
+                   help="also accept requests signed for this region (repeatable): each region "
+                        "sees only the training jobs created in it, as at SageMaker")
     p.add_argument("--access-key-id", default="AKIAEMULATOR00000000")
     p.add_argument("--secret-access-key", default="emulator/secret/access/key")
     p.add_argument("--session-token", help="if given, every request must carry and sign it")

@@ -964,6 +964,35 @@ class TestSessionToken(EmulatorTest):
                             "InvalidSignatureException", 403, contains="X-Amz-Security-Token")
 
 
+class TestSeveralRegions(EmulatorTest):
+    """--also-region: one endpoint plays two regions, each with its own
+    training jobs, as two regions of SageMaker are."""
+    extra_args = ("--also-region", "eu-west-1")
+
+    def test_each_region_sees_its_own_training_jobs(self):
+        east = self.create("east-job", **HOLD)
+        status, _, west = self.emu.call("CreateTrainingJob", job_request("west-job", **HOLD),
+                                        region="eu-west-1")
+        self.assertEqual(status, 200, west)
+        self.assertTrue(east["TrainingJobArn"].startswith("arn:aws:sagemaker:us-east-1:"))
+        self.assertTrue(west["TrainingJobArn"].startswith("arn:aws:sagemaker:eu-west-1:"))
+        for region, mine, other, arn in (("us-east-1", "east-job", "west-job", west["TrainingJobArn"]),
+                                         ("eu-west-1", "west-job", "east-job", east["TrainingJobArn"])):
+            status, _, listed = self.emu.call("ListTrainingJobs", {}, region=region)
+            self.assertEqual([j["TrainingJobName"] for j in listed["TrainingJobSummaries"]], [mine])
+            status, _, body = self.emu.call("DescribeTrainingJob", {"TrainingJobName": mine}, region=region)
+            self.assertEqual(status, 200, body)
+            self.assertApiError(self.emu.call("DescribeTrainingJob", {"TrainingJobName": other},
+                                              region=region), "ValidationException")
+            self.assertApiError(self.emu.call("StopTrainingJob", {"TrainingJobName": other},
+                                              region=region), "ValidationException")
+            self.assertApiError(self.emu.call("ListTags", {"ResourceArn": arn}, region=region),
+                                "ValidationException")
+        self.assertApiError(self.emu.call("ListTrainingJobs", {}, region="ap-south-1"),
+                            "InvalidSignatureException", 403,
+                            contains="Credential should be scoped to a valid region")
+
+
 class TestNoClockCheck(EmulatorTest):
     extra_args = ("--no-clock-check",)
 
