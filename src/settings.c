@@ -42,6 +42,7 @@ int			fairshare_backfill_allowance_s = 1800;
 int			fairshare_checkpoint_interval_s = 1800;
 bool		fairshare_checkpoint_on_stop = false;
 bool		fairshare_drop_with_placed_jobs = false;
+bool		fairshare_require_role_arn_grant = false;
 int			fairshare_reclaim_wait_s = 0;
 int			fairshare_retention_s = 30 * 86400;
 int			fairshare_api_port = 0;
@@ -294,6 +295,13 @@ fairshare_define_settings(void)
 							 "Whether DROP EXTENSION fairshare may drop it while jobs are placed.",
 							 "Off refuses the drop until no job is SCHEDULED, STARTING or RUNNING.",
 							 &fairshare_drop_with_placed_jobs, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+
+	/* tables/submission.c: the iam:PassRole of AWS Batch, per submitter. */
+	DefineCustomBoolVariable("fairshare.require_role_arn_grant",
+							 "Whether a job may name only a RoleArn that fairshare.role_arn_grants grants to its submitter.",
+							 "Off: every submitter may name any RoleArn the dispatcher's AWS principal may pass.",
+							 &fairshare_require_role_arn_grant, false,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("fairshare.reclaim_wait",

@@ -4,7 +4,8 @@
  *		Per-backend cache of queue configuration, invalidated on change.
  *
  * Every INSERT into fairshare.jobs needs its queue's policy kind, quota
- * shares and the instance types its environments can run.  Reading those
+ * shares and the instance types its environments can run, and, with
+ * fairshare.require_role_arn_grant on, the RoleArns granted to roles.  Reading those
  * with three queries per row would cost more than the insert itself, so they
  * are cached per backend.  The cache is dropped whenever any configuration
  * table changes: a statement trigger on each of them (fairshare._config_changed)
@@ -22,6 +23,7 @@
 #include "pg_prelude.h"
 
 #include "commands/trigger.h"
+#include "utils/acl.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 
@@ -47,6 +49,18 @@ static Oid	anchor_relid = InvalidOid;
 /* Counts invalidations, so a load that one interrupted can be redone. */
 static uint64 cache_generation = 0;
 
+/* One row of fairshare.role_arn_grants. */
+typedef struct RoleArnGrant
+{
+	Oid			role;
+	char	   *role_name;		/* the grant counts while role has this name */
+	char	   *role_arn;		/* exact, or a prefix ending in '*' */
+} RoleArnGrant;
+
+static RoleArnGrant *grants = NULL;
+static int	n_grants = 0;
+static bool grants_loaded = false;
+
 static void
 config_cache_invalidate(Datum arg, Oid relid)
 {
@@ -54,6 +68,8 @@ config_cache_invalidate(Datum arg, Oid relid)
 	{
 		cache_generation++;
 		queue_cache = NULL;
+		grants = NULL;
+		grants_loaded = false;
 		anchor_relid = InvalidOid;
 		if (cache_context != NULL)
 			MemoryContextReset(cache_context);
@@ -249,4 +265,82 @@ fairshare_queue_can_run_type(const QueueConfig *queue, const char *instance_type
 {
 	return queue->any_instance_type ||
 		name_in(queue->instance_types, queue->n_instance_types, instance_type);
+}
+
+static FairshareStatement grants_stmt = {
+	.what = "read the RoleArns granted to roles",
+	.sql = "SELECT role::oid, role_name, role_arn FROM fairshare.role_arn_grants",
+	.read_only = true,
+};
+
+/* Read fairshare.role_arn_grants into cache memory. */
+static void
+load_grants(void)
+{
+	int			path_level;
+	uint64		n;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	path_level = fairshare_pin_search_path();
+	n = fairshare_run_statement(&grants_stmt, NULL, NULL);
+	grants = MemoryContextAlloc(cache_context, sizeof(RoleArnGrant) * Max(n, 1));
+	for (uint64 i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		grants[i].role = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		grants[i].role_name = MemoryContextStrdup(cache_context,
+												  SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+		grants[i].role_arn = MemoryContextStrdup(cache_context,
+												 SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3));
+	}
+	n_grants = (int) n;
+	fairshare_unpin_search_path(path_level);
+	SPI_finish();
+}
+
+/* A grant's role_arn: the ARN itself, a prefix of it ending in '*', or '*'. */
+static bool
+role_arn_matches(const char *granted, const char *role_arn)
+{
+	size_t		n = strlen(granted);
+
+	if (n > 0 && granted[n - 1] == '*')
+		return strncmp(granted, role_arn, n - 1) == 0;
+	return strcmp(granted, role_arn) == 0;
+}
+
+bool
+fairshare_role_arn_granted(Oid user, const char *role_arn)
+{
+	for (;;)
+	{
+		uint64		generation;
+
+		ensure_cache();
+		if (grants_loaded)
+			break;
+		generation = cache_generation;
+		load_grants();
+		/* An invalidation during the load freed what it read: read again. */
+		if (generation == cache_generation)
+		{
+			grants_loaded = true;
+			break;
+		}
+	}
+	for (int i = 0; i < n_grants; i++)
+	{
+		const char *name;
+
+		if (!role_arn_matches(grants[i].role_arn, role_arn))
+			continue;
+		/* a dropped role's grant does not pass to a role that later gets its OID */
+		name = GetUserNameFromId(grants[i].role, true);
+		if (name != NULL && strcmp(name, grants[i].role_name) == 0 &&
+			has_privs_of_role(user, grants[i].role))
+			return true;
+	}
+	return false;
 }

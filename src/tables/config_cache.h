@@ -35,6 +35,12 @@ extern bool fairshare_queue_has_quota_share(const QueueConfig *queue, const char
 extern bool fairshare_quota_share_accepts_jobs(const QueueConfig *queue, const char *share);
 extern bool fairshare_queue_can_run_type(const QueueConfig *queue, const char *instance_type);
 
+/*
+ * Does fairshare.role_arn_grants grant role_arn to a role whose privileges
+ * user has?  Read from the same cache, dropped with it.
+ */
+extern bool fairshare_role_arn_granted(Oid user, const char *role_arn);
+
 /* Register the invalidation callback; called once from _PG_init. */
 extern void fairshare_config_cache_init(void);
 

@@ -28,6 +28,7 @@
 #include "utils/numeric.h"
 #include "utils/rel.h"
 
+#include "settings.h"
 #include "statement.h"
 #include "tables/catalog_version.h"
 #include "tables/config_cache.h"
@@ -445,6 +446,31 @@ check_tag_count(const Submission *s)
 }
 
 /*
+ * With fairshare.require_role_arn_grant on, the job's RoleArn must be
+ * granted (fairshare.role_arn_grants) to a role whose privileges the
+ * submitter has.  The dispatcher passes every job's role to SageMaker with
+ * the server's AWS credentials; AWS Batch asks the caller of
+ * SubmitServiceJob for iam:PassRole on it, and without this any submitter
+ * could have code of its own run as any role the dispatcher may pass.
+ * Superusers are not checked: they may do anything anyway.
+ */
+static void
+check_role_arn_granted(const char *role_arn)
+{
+	Oid			user = GetUserId();
+
+	if (!fairshare_require_role_arn_grant || superuser_arg(user) ||
+		fairshare_role_arn_granted(user, role_arn))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("role \"%s\" may not submit jobs that run as %s", GetUserNameFromId(user, false), role_arn),
+			 errdetail("fairshare.require_role_arn_grant is on, and fairshare.role_arn_grants grants that RoleArn to no role whose privileges \"%s\" has.",
+					   GetUserNameFromId(user, false)),
+			 errhint("An admin may grant it: INSERT INTO fairshare.role_arn_grants (role, role_arn) VALUES (<role>, <the ARN, or a prefix of it ending in *>).")));
+}
+
+/*
  * Check the request and return its ResourceConfig's InstanceCount (0 when
  * absent) and InstanceType (NULL when absent).
  */
@@ -483,6 +509,7 @@ check_request(const Submission *s, int *request_count, char **request_type)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("request lacks RoleArn"),
 				 errhint("SageMaker needs the ARN of the IAM role the training job runs as.")));
+	check_role_arn_granted(pnstrdup(v->val.string.val, v->val.string.len));
 	if (!is_object(object_field(&request->root, "OutputDataConfig")))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

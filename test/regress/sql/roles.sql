@@ -222,8 +222,92 @@ RESET session_replication_role;
 SELECT count(*) >= 0 AS ran FROM fairshare.schedule();
 SELECT job_name, status, stop_kind, stop_reason, preempted_for FROM fairshare.jobs WHERE job_name = 'admin-timeout';
 
+-- Which RoleArn a submitter may name.  With
+-- fairshare.require_role_arn_grant on (a superuser's setting), a job may
+-- name only a RoleArn fairshare.role_arn_grants grants to a role whose
+-- privileges its submitter has, as AWS Batch asks for iam:PassRole.
+\c - postgres
+ALTER ROLE regress_fs_alice SET fairshare.require_role_arn_grant = on;
+ALTER ROLE regress_fs_bob SET fairshare.require_role_arn_grant = on;
+ALTER ROLE regress_fs_admin SET fairshare.require_role_arn_grant = on;
+CREATE FUNCTION public.fs_req_as(arn text) RETURNS jsonb LANGUAGE sql AS
+	$$SELECT jsonb_set(request, '{RoleArn}', to_jsonb(arn)) FROM public.fs_req$$;
+GRANT EXECUTE ON FUNCTION public.fs_req_as(text) TO PUBLIC;
+\c - regress_fs_admin
+\set SHOW_CONTEXT never
+-- Grants: to a role (a prefix ending in *), and to a group role (exact).
+INSERT INTO fairshare.role_arn_grants (role, role_arn)
+	VALUES ('regress_fs_alice', 'arn:aws:iam::123456789012:role/team-a-*'),
+		   ('fairshare_submitter', 'arn:aws:iam::123456789012:role/shared')
+	RETURNING role, role_name, role_arn;
+-- What is not a role ARN, a prefix of one or * is refused, saying so.
+SELECT public.regress_try_hint($$INSERT INTO fairshare.role_arn_grants (role, role_arn)
+	VALUES ('regress_fs_bob', 'arn:aws:iam::1:role/x')$$);
+SELECT public.regress_try($$INSERT INTO fairshare.role_arn_grants (role, role_arn)
+	VALUES ('regress_fs_bob', 'arn:aws:s3:::bucket*')$$);
+SELECT public.regress_try($$INSERT INTO fairshare.role_arn_grants (role, role_arn)
+	VALUES ('regress_fs_bob', 'arn:aws:iam::123456789012:role/')$$);
+SELECT public.regress_try($$INSERT INTO fairshare.role_arn_grants (role, role_arn)
+	VALUES ('regress_fs_nosuchrole', '*')$$);
+-- ... and the name is fairshare's to record.
+SELECT public.regress_try($$INSERT INTO fairshare.role_arn_grants (role, role_name, role_arn)
+	VALUES ('regress_fs_bob', 'regress_fs_alice', '*')$$);
+-- The admin's own submission is checked too; a grant it makes counts at once.
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request)
+	VALUES ('admin-role', 'q', public.fs_req_as('arn:aws:iam::123456789012:role/ops'))$$);
+INSERT INTO fairshare.role_arn_grants (role, role_arn) VALUES ('regress_fs_admin', '*');
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request)
+	VALUES ('admin-role', 'q', public.fs_req_as('arn:aws:iam::123456789012:role/ops'))$$);
+
+\c - regress_fs_alice
+\set SHOW_CONTEXT never
+SHOW fairshare.require_role_arn_grant;
+-- Her prefix and the group's exact ARN pass; anything else is refused.
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request)
+	VALUES ('alice-team', 'q', public.fs_req_as('arn:aws:iam::123456789012:role/team-a-train'))$$);
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request)
+	VALUES ('alice-shared', 'q', public.fs_req_as('arn:aws:iam::123456789012:role/shared'))$$);
+SELECT public.regress_try_hint($$INSERT INTO fairshare.jobs (job_name, job_queue, request)
+	VALUES ('alice-admin', 'q', public.fs_req_as('arn:aws:iam::123456789012:role/admin'))$$);
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request)
+	VALUES ('alice-shared2', 'q', public.fs_req_as('arn:aws:iam::123456789012:role/shared2'))$$);
+-- She can read the grants, not write them, nor turn the check off.
+SELECT role_name, role_arn FROM fairshare.role_arn_grants ORDER BY role_arn, role_name;
+SELECT public.regress_try($$INSERT INTO fairshare.role_arn_grants (role, role_arn) VALUES ('regress_fs_alice', '*')$$);
+SELECT public.regress_try($$DELETE FROM fairshare.role_arn_grants$$);
+SELECT public.regress_try($$SET fairshare.require_role_arn_grant = off$$);
+
+\c - regress_fs_bob
+\set SHOW_CONTEXT never
+-- Alice's grant is not Bob's; the group's is.
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request)
+	VALUES ('bob-team', 'q', public.fs_req_as('arn:aws:iam::123456789012:role/team-a-train'))$$);
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request)
+	VALUES ('bob-shared', 'q', public.fs_req_as('arn:aws:iam::123456789012:role/shared'))$$);
+
+-- Once the group's grant is deleted, it no longer counts.
+\c - regress_fs_admin
+DELETE FROM fairshare.role_arn_grants WHERE role = 'fairshare_submitter'::regrole RETURNING role_name, role_arn;
+\c - regress_fs_bob
+\set SHOW_CONTEXT never
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request)
+	VALUES ('bob-shared-2', 'q', public.fs_req_as('arn:aws:iam::123456789012:role/shared'))$$);
+
+-- A superuser is not checked.
+\c - postgres
+SET fairshare.require_role_arn_grant = on;
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request)
+	VALUES ('super-role', 'q', public.fs_req_as('arn:aws:iam::123456789012:role/anything'))$$);
+RESET fairshare.require_role_arn_grant;
+SELECT job_name, submitted_by, request ->> 'RoleArn' AS role_arn FROM fairshare.jobs
+ WHERE job_name IN ('admin-role', 'alice-team', 'alice-shared', 'bob-shared', 'super-role') ORDER BY job_id;
+ALTER ROLE regress_fs_alice RESET fairshare.require_role_arn_grant;
+ALTER ROLE regress_fs_bob RESET fairshare.require_role_arn_grant;
+ALTER ROLE regress_fs_admin RESET fairshare.require_role_arn_grant;
+
 \c - postgres
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
 DROP TABLE public.fs_req;
+DROP FUNCTION public.fs_req_as(text);
 DROP ROLE regress_fs_admin, regress_fs_alice, regress_fs_bob, regress_fs_viewer, regress_fs_nobody;
