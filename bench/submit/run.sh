@@ -9,6 +9,11 @@
 # and synchronous_commit on unless SYNC=off (then the ratio measures CPU
 # cost alone — the harder comparison for fairshare).
 #
+# With GRANTS=1 it also measures the RoleArn check
+# (fairshare.require_role_arn_grant): two submitter roles, one checked
+# against 51 grants and one not, insert in turn; prints both rates and the
+# ratio checked / unchecked.
+#
 # Usage: bash bench/submit/run.sh   (as root on a fresh machine is fine)
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,8 +49,8 @@ request='{"RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole", "AlgorithmS
 echo "INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, scheduling_priority, request) VALUES ('sft-llama', 'q', 'ProdExp1', 50, '$request');" > "$work/fairshare.sql"
 echo "INSERT INTO public.plain_jobs (job_name, job_queue, quota_share, scheduling_priority, request, instance_types, instance_count) VALUES ('sft-llama', 'q', 'ProdExp1', 50, '$request', '{ml.p4d.24xlarge}', 15);" > "$work/plain.sql"
 
-run() {	# run SCRIPT -> prints tps
-	"$FS_PGBIN/pgbench" -n -h 127.0.0.1 -p "$port" -U postgres -c "$CLIENTS" -j "$CLIENTS" \
+run() {	# run SCRIPT [ROLE] -> prints tps
+	"$FS_PGBIN/pgbench" -n -h 127.0.0.1 -p "$port" -U "${2:-postgres}" -c "$CLIENTS" -j "$CLIENTS" \
 		-T "$SECONDS_PER_ROUND" -f "$1" bench 2>&1 | awk '/^tps/ {print int($3); exit}'
 }
 best_plain=0; best_fs=0
@@ -60,3 +65,24 @@ echo "clients=$CLIENTS fsync=$SYNC synchronous_commit=$SYNC"
 echo "plain table:    $best_plain inserts/s"
 echo "fairshare.jobs: $best_fs inserts/s"
 echo "ratio fairshare/plain: $ratio (target >= 0.80)"
+
+[ "${GRANTS:-0}" = 1 ] || exit 0
+fs_psql "$work/c" -d bench >/dev/null <<'SQL'
+CREATE ROLE bench_checked LOGIN IN ROLE fairshare_submitter;
+CREATE ROLE bench_unchecked LOGIN IN ROLE fairshare_submitter;
+ALTER ROLE bench_checked SET fairshare.require_role_arn_grant = on;
+-- Other teams' grants, to the group role, then the one that matches.
+INSERT INTO fairshare.role_arn_grants (role, role_arn)
+SELECT 'fairshare_submitter', 'arn:aws:iam::123456789012:role/team-' || i || '-*' FROM generate_series(1, 50) i;
+INSERT INTO fairshare.role_arn_grants (role, role_arn)
+	VALUES ('bench_checked', 'arn:aws:iam::123456789012:role/SageMaker*');
+SQL
+best_checked=0; best_unchecked=0
+for r in $(seq 1 "$ROUNDS"); do
+	u=$(run "$work/fairshare.sql" bench_unchecked); k=$(run "$work/fairshare.sql" bench_checked)
+	echo "round $r: submitter unchecked $u inserts/s, checked $k inserts/s"
+	[ "$u" -gt "$best_unchecked" ] && best_unchecked=$u
+	[ "$k" -gt "$best_checked" ] && best_checked=$k
+done
+echo "RoleArn check (51 grants): unchecked $best_unchecked inserts/s, checked $best_checked inserts/s"
+echo "ratio checked/unchecked: $(awk -v k="$best_checked" -v u="$best_unchecked" 'BEGIN {printf "%.2f", k / u}')"
