@@ -92,6 +92,14 @@ typedef struct SweepTarget
 {
 	char	   *url;
 	char	   *region;
+	/*
+	 * Only a region attempts recorded, at their environment's endpoint as
+	 * it is now: one that cannot be reached there (a regional endpoint, a
+	 * region an account policy closes) is passed over with a WARNING, and
+	 * what earlier sweeps found in it is kept; the sweep goes on.
+	 */
+	bool		best_effort;
+	bool		swept;			/* listed, every page and every tag */
 } SweepTarget;
 
 /* What one sweep carries from target to target. */
@@ -123,9 +131,10 @@ static bool sweep_own_transactions = false;
 static const char *const sweep_activity = "fairshare dispatcher: orphan sweep";
 
 /*
- * One call, waited for; an ERROR unless it succeeded.  The answer is
- * allocated in the current memory context, which must outlive the
- * transaction when the sweep runs its own (not SPI's).
+ * One call, waited for; an ERROR unless it succeeded -- or, at a
+ * best-effort target, a WARNING and NULL.  The answer is allocated in the
+ * current memory context, which must outlive the transaction when the
+ * sweep runs its own (not SPI's).
  */
 static Jsonb *
 call(FsSmOperation op, Jsonb *request, const char *what, const SweepTarget *target)
@@ -169,6 +178,18 @@ call(FsSmOperation op, Jsonb *request, const char *what, const SweepTarget *targ
 		fairshare_xact_begin(sweep_activity);
 		MemoryContextSwitchTo(here);
 	}
+	if (res->error_class != FS_SM_OK && target->best_effort)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("orphan sweep: %s failed in region %s, which only earlier attempts used: %s: %s", what,
+						target->region, res->error_type ? res->error_type : "error",
+						res->message ? res->message : "no message"),
+				 errdetail("HTTP status %ld after %d tries, at %s.", res->http_status, res->tries,
+						   fs_sm_redact_url(target->url)),
+				 errhint("The other regions were swept; fairshare.orphan_sweep keeps what earlier sweeps found in this one.")));
+		return NULL;
+	}
 	if (res->error_class != FS_SM_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
@@ -191,19 +212,24 @@ static FairshareStatement oldest_job_stmt = {
 /*
  * Where training jobs were made: every service environment's endpoint and
  * region, and, at an environment's endpoint, each region its attempts
- * recorded (job_attempts.region: the server's region when the create was
- * sent, for an environment that names none).  The server's region may
- * have changed since; training jobs made in the old one are still there.
- * Attempts of an environment deleted since are not swept: its endpoint is
- * gone with it.
+ * were created in (job_attempts.region, the server's region when the
+ * create was sent, for an environment that names none; else their ARN's).
+ * The server's region may have changed since; training jobs made in the
+ * old one are still there.  Those are best-effort targets (SweepTarget),
+ * read after the environments' own.  Attempts of an environment deleted
+ * since are not swept: its endpoint is gone with it.  The attempts are
+ * read whole, once a sweep (every orphan_sweep_interval).
  */
 static FairshareStatement targets_stmt = {
 	.what = "read where the service environments send their calls",
-	.sql = "SELECT e.endpoint_url, e.region FROM fairshare.service_environments e "
+	.sql = "SELECT e.endpoint_url, e.region, false FROM fairshare.service_environments e "
 		"UNION "
-		"SELECT e.endpoint_url, a.region FROM fairshare.service_environments e "
-		"  JOIN (SELECT DISTINCT service_environment, region FROM fairshare.job_attempts "
-		"		 WHERE region IS NOT NULL) a ON a.service_environment = e.name",
+		"SELECT e.endpoint_url, a.region, true FROM fairshare.service_environments e "
+		"  JOIN (SELECT DISTINCT service_environment, "
+		"		   coalesce(region, nullif(split_part(training_job_arn, ':', 4), '')) AS region "
+		"		   FROM fairshare.job_attempts) a "
+		"	ON a.service_environment = e.name AND a.region IS NOT NULL "
+		"ORDER BY 3",
 	.read_only = true,
 };
 
@@ -273,7 +299,8 @@ static FairshareStatement found_row_stmt = {
  *
  * A row this sweep did not find goes only when the sweep was complete ($2)
  * and it could have found it: its ARN's region was swept ($3), or it was
- * made before the listing's cutoff ($4, epoch seconds).  One found in a
+ * made before the listing's cutoff ($4, epoch seconds), or when it was
+ * made is unknown.  One found in a
  * region no sweep reaches any more (an environment's region changed, or
  * its attempts are gone) stays, as last seen, until the cutoff passes it:
  * not seeing a training job is no sign that it stopped.
@@ -288,7 +315,7 @@ static FairshareStatement store_found_stmt = {
 		"gone AS (DELETE FROM fairshare.orphan_sweep o "
 		"		   WHERE $2 AND NOT EXISTS (SELECT 1 FROM f WHERE f.name = o.training_job_name) "
 		"			 AND (split_part(o.training_job_arn, ':', 4) = ANY ($3) "
-		"				  OR o.creation_time < to_timestamp($4))) "
+		"				  OR o.creation_time < to_timestamp($4) OR o.creation_time IS NULL)) "
 		"INSERT INTO fairshare.orphan_sweep AS o (training_job_name, training_job_arn, training_job_status, "
 		"		  job_id_tag, creation_time, first_seen, last_seen) "
 		"SELECT name, arn, status, job_id, created, now(), now() FROM f "
@@ -329,9 +356,10 @@ sweep_targets(Sweep *sw, int *n_targets)
 		char	   *env_region = n_rows ? SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2) : NULL;
 		const char *source;
 		char	   *why;
-		SweepTarget t;
+		SweepTarget t = {0};
 		bool		seen = false;
 
+		t.best_effort = n_rows && strcmp(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3), "t") == 0;
 		if (!fs_sm_resolve_endpoint(env_url, env_region, &t.url, &t.region, &source, &why))
 		{
 			/* its calls cannot be made either; the others are still swept */
@@ -339,7 +367,8 @@ sweep_targets(Sweep *sw, int *n_targets)
 					(errcode(ERRCODE_CONNECTION_EXCEPTION),
 					 errmsg("orphan sweep: skipped an endpoint: %s", why),
 					 errhint("fairshare.orphan_sweep keeps what earlier sweeps found there; fix or delete the service environment.")));
-			sw->skipped_target = true;
+			if (!t.best_effort)
+				sw->skipped_target = true;
 			continue;
 		}
 		for (int k = 0; k < n && !seen; k++)
@@ -382,10 +411,10 @@ signed_by_us(const Sweep *sw, const char *name, const char *job_tag, const char 
 
 /*
  * Steps 1 to 3 at one endpoint and region: what it found is added to
- * sw->found.
+ * sw->found, and target->swept is set once it has all been read.
  */
 static void
-sweep_target(Sweep *sw, const SweepTarget *target)
+sweep_target(Sweep *sw, SweepTarget *target)
 {
 	Jsonb	   *summaries;		/* every page's TrainingJobSummaries, one array */
 	char	   *next_token = NULL;
@@ -418,6 +447,11 @@ sweep_target(Sweep *sw, const SweepTarget *target)
 		MemoryContextSwitchTo(sw->loop_cxt);
 		request = DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 		page = call(FS_SM_LIST_TRAINING_JOBS, request, "ListTrainingJobs", target);
+		if (page == NULL)
+		{
+			MemoryContextSwitchTo(sw->outer);
+			return;				/* a best-effort target that failed */
+		}
 
 		args[0] = JsonbPGetDatum(summaries);
 		args[1] = JsonbPGetDatum(page);
@@ -490,6 +524,11 @@ sweep_target(Sweep *sw, const SweepTarget *target)
 		tags = call(FS_SM_LIST_TAGS,
 					DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)),
 					"ListTags", target);
+		if (tags == NULL)
+		{
+			MemoryContextSwitchTo(sw->outer);
+			return;				/* a best-effort target that failed */
+		}
 		args[0] = JsonbPGetDatum(tags);
 		args[1] = CStringGetTextDatum(sw->installation);
 		fairshare_run_statement(&tag_values_stmt, args, NULL);
@@ -526,6 +565,7 @@ sweep_target(Sweep *sw, const SweepTarget *target)
 		SPI_freetuptable(SPI_tuptable);
 	}
 	MemoryContextSwitchTo(sw->outer);
+	target->swept = true;
 }
 
 /*
@@ -592,11 +632,14 @@ sweep(bool own_transactions)
 		char		nulls[4] = {' ', ' ', ' ', ' '};
 		Datum	   *regions = palloc(sizeof(Datum) * Max(n_targets, 1));
 
+		int			n_swept = 0;
+
 		for (int i = 0; i < n_targets; i++)
-			regions[i] = CStringGetTextDatum(targets[i].region);
+			if (targets[i].swept)
+				regions[n_swept++] = CStringGetTextDatum(targets[i].region);
 		args[0] = fairshare_jsonb_array(sw.found, sw.n_found);
 		args[1] = BoolGetDatum(!sw.skipped_target);
-		args[2] = PointerGetDatum(construct_array(regions, n_targets, TEXTOID, -1, false, TYPALIGN_INT));
+		args[2] = PointerGetDatum(construct_array(regions, n_swept, TEXTOID, -1, false, TYPALIGN_INT));
 		args[3] = Float8GetDatum(sw.since);
 		nulls[3] = sw.have_since ? ' ' : 'n';
 		fairshare_run_statement(&store_found_stmt, args, nulls);
