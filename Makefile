@@ -29,7 +29,7 @@ SQL_PARTS   = $(sort $(wildcard sql/parts/*.sql))
 # those new objects, and last, as in a fresh install, the part that keeps
 # every trigger function from PUBLIC.
 UPGRADE_0.2.0 = sql/parts/05_schema.sql sql/upgrade/0.1.0--0.2.0.sql sql/parts/75_orphans.sql \
-                sql/parts/90_api.sql sql/parts/91_api_admin.sql sql/parts/92_role_arn_grants.sql \
+                sql/parts/90_api.sql sql/parts/91_api_admin.sql sql/parts/92_grants.sql \
                 sql/upgrade/0.1.0--0.2.0-after.sql \
                 sql/parts/96_trigger_functions.sql
 

@@ -43,6 +43,7 @@ int			fairshare_checkpoint_interval_s = 1800;
 bool		fairshare_checkpoint_on_stop = false;
 bool		fairshare_drop_with_placed_jobs = false;
 bool		fairshare_require_role_arn_grant = false;
+bool		fairshare_require_share_grant = false;
 int			fairshare_reclaim_wait_s = 0;
 int			fairshare_retention_s = 30 * 86400;
 int			fairshare_api_port = 0;
@@ -297,11 +298,19 @@ fairshare_define_settings(void)
 							 &fairshare_drop_with_placed_jobs, false,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 
-	/* tables/submission.c: the iam:PassRole of AWS Batch, per submitter. */
+	/*
+	 * tables/submission.c: what AWS Batch asks of the caller's IAM
+	 * permissions, iam:PassRole and batch:ShareIdentifier, per submitter.
+	 */
 	DefineCustomBoolVariable("fairshare.require_role_arn_grant",
 							 "Whether a job may name only a RoleArn that fairshare.role_arn_grants grants to its submitter.",
 							 "Off: every submitter may name any RoleArn the dispatcher's AWS principal may pass.",
 							 &fairshare_require_role_arn_grant, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("fairshare.require_share_grant",
+							 "Whether a job may name only a share that fairshare.share_grants grants to its submitter.",
+							 "Off: every submitter may submit under any fair share or quota share of any queue.",
+							 &fairshare_require_share_grant, false,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 
 	DefineCustomIntVariable("fairshare.reclaim_wait",

@@ -28,6 +28,7 @@ extern int	fairshare_checkpoint_interval_s;
 extern bool fairshare_checkpoint_on_stop;
 extern bool fairshare_drop_with_placed_jobs;
 extern bool fairshare_require_role_arn_grant;
+extern bool fairshare_require_share_grant;
 extern int	fairshare_reclaim_wait_s;
 extern int	fairshare_retention_s;
 extern int	fairshare_create_retry_limit;

@@ -9,10 +9,10 @@
 # and synchronous_commit on unless SYNC=off (then the ratio measures CPU
 # cost alone — the harder comparison for fairshare).
 #
-# With GRANTS=1 it also measures the RoleArn check
-# (fairshare.require_role_arn_grant): two submitter roles, one checked
-# against 51 grants and one not, insert in turn; prints both rates and the
-# ratio checked / unchecked.
+# With GRANTS=1 it also measures the grant checks
+# (fairshare.require_role_arn_grant and fairshare.require_share_grant): two
+# submitter roles, one checked against 51 grants of each kind and one not,
+# insert in turn; prints both rates and the ratio checked / unchecked.
 #
 # Usage: bash bench/submit/run.sh   (as root on a fresh machine is fine)
 set -eu
@@ -71,11 +71,15 @@ fs_psql "$work/c" -d bench >/dev/null <<'SQL'
 CREATE ROLE bench_checked LOGIN IN ROLE fairshare_submitter;
 CREATE ROLE bench_unchecked LOGIN IN ROLE fairshare_submitter;
 ALTER ROLE bench_checked SET fairshare.require_role_arn_grant = on;
+ALTER ROLE bench_checked SET fairshare.require_share_grant = on;
 -- Other teams' grants, to the group role, then the one that matches.
 INSERT INTO fairshare.role_arn_grants (role, role_arn)
 SELECT 'fairshare_submitter', 'arn:aws:iam::123456789012:role/team-' || i || '-*' FROM generate_series(1, 50) i;
 INSERT INTO fairshare.role_arn_grants (role, role_arn)
 	VALUES ('bench_checked', 'arn:aws:iam::123456789012:role/SageMaker*');
+INSERT INTO fairshare.share_grants (role, job_queue, share)
+SELECT 'fairshare_submitter', 'q', 'Team' || i || '*' FROM generate_series(1, 50) i;
+INSERT INTO fairshare.share_grants (role, job_queue, share) VALUES ('bench_checked', 'q', 'ProdExp1');
 SQL
 best_checked=0; best_unchecked=0
 for r in $(seq 1 "$ROUNDS"); do
@@ -84,5 +88,5 @@ for r in $(seq 1 "$ROUNDS"); do
 	[ "$u" -gt "$best_unchecked" ] && best_unchecked=$u
 	[ "$k" -gt "$best_checked" ] && best_checked=$k
 done
-echo "RoleArn check (51 grants): unchecked $best_unchecked inserts/s, checked $best_checked inserts/s"
+echo "grant checks (51 RoleArn and 51 share grants): unchecked $best_unchecked inserts/s, checked $best_checked inserts/s"
 echo "ratio checked/unchecked: $(awk -v k="$best_checked" -v u="$best_unchecked" 'BEGIN {printf "%.2f", k / u}')"

@@ -1,6 +1,7 @@
 -- sql/upgrade/0.1.0--0.2.0-after.sql — the end of ALTER EXTENSION fairshare
 -- UPDATE to 0.2.0: changes to 0.1.0's objects that use objects the new
--- parts (sql/parts/75_orphans.sql, 90_api.sql, 91_api_admin.sql) have just
+-- parts (sql/parts/75_orphans.sql, 90_api.sql, 91_api_admin.sql,
+-- 92_grants.sql) have just
 -- made, in sql/parts order.  make appends it to sql/upgrade/0.1.0--0.2.0.sql
 -- and those parts to form sql/fairshare--0.1.0--0.2.0.sql.
 

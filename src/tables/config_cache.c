@@ -5,7 +5,8 @@
  *
  * Every INSERT into fairshare.jobs needs its queue's policy kind, quota
  * shares and the instance types its environments can run, and, with
- * fairshare.require_role_arn_grant on, the RoleArns granted to roles.  Reading those
+ * fairshare.require_role_arn_grant or fairshare.require_share_grant on,
+ * the RoleArns and shares granted to roles.  Reading those
  * with three queries per row would cost more than the insert itself, so they
  * are cached per backend.  The cache is dropped whenever any configuration
  * table changes: a statement trigger on each of them (fairshare._config_changed)
@@ -16,7 +17,11 @@
  *
  * Concurrency is as for a query: a backend that reads the cache while an
  * admin's change is not committed yet sees the old configuration, exactly
- * as a query under READ COMMITTED would.
+ * as a query under READ COMMITTED would.  The cache is (re)loaded under
+ * the latest snapshot, not the statement's or the transaction's: the
+ * invalidation that dropped it may come from a change committed after that
+ * snapshot was taken, and a load that did not see the change would keep
+ * the old configuration (a revoked grant, say) cached until the next one.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,6 +31,7 @@
 #include "utils/acl.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
+#include "utils/snapmgr.h"
 
 #include "statement.h"
 #include "tables/lookup.h"
@@ -49,17 +55,45 @@ static Oid	anchor_relid = InvalidOid;
 /* Counts invalidations, so a load that one interrupted can be redone. */
 static uint64 cache_generation = 0;
 
-/* One row of fairshare.role_arn_grants. */
-typedef struct RoleArnGrant
+/*
+ * A grant table (fairshare.role_arn_grants, fairshare.share_grants): the
+ * role it grants to, kept by OID and name, and what it grants, as patterns
+ * (exact, a prefix ending in '*', or '*').
+ */
+#define MAX_GRANT_PATTERNS 2
+
+typedef struct Grant
 {
 	Oid			role;
 	char	   *role_name;		/* the grant counts while role has this name */
-	char	   *role_arn;		/* exact, or a prefix ending in '*' */
-} RoleArnGrant;
+	char	   *patterns[MAX_GRANT_PATTERNS];
+} Grant;
 
-static RoleArnGrant *grants = NULL;
-static int	n_grants = 0;
-static bool grants_loaded = false;
+typedef struct GrantTable
+{
+	FairshareStatement stmt;	/* role OID, role name, then the patterns */
+	int			n_patterns;
+	bool		loaded;
+	int			n_grants;
+	Grant	   *grants;
+} GrantTable;
+
+static GrantTable role_arn_grants = {
+	.stmt = {
+		.what = "read the RoleArns granted to roles",
+		.sql = "SELECT role::oid, role_name, role_arn FROM fairshare.role_arn_grants",
+		.read_only = true,
+	},
+	.n_patterns = 1,
+};
+static GrantTable share_grants = {
+	.stmt = {
+		.what = "read the shares granted to roles",
+		.sql = "SELECT role::oid, role_name, job_queue, share FROM fairshare.share_grants",
+		.read_only = true,
+	},
+	.n_patterns = 2,
+};
 
 static void
 config_cache_invalidate(Datum arg, Oid relid)
@@ -68,8 +102,8 @@ config_cache_invalidate(Datum arg, Oid relid)
 	{
 		cache_generation++;
 		queue_cache = NULL;
-		grants = NULL;
-		grants_loaded = false;
+		role_arn_grants.loaded = false;
+		share_grants.loaded = false;
 		anchor_relid = InvalidOid;
 		if (cache_context != NULL)
 			MemoryContextReset(cache_context);
@@ -179,9 +213,12 @@ load_queue(const char *name, QueueConfig *config)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	path_level = fairshare_pin_search_path();
+	/* read-only statements run under the active snapshot: the latest */
+	PushActiveSnapshot(GetLatestSnapshot());
 	values[0] = CStringGetTextDatum(name);
 	if (fairshare_run_statement(&queue_stmt, values, NULL) == 0)
 	{
+		PopActiveSnapshot();
 		fairshare_unpin_search_path(path_level);
 		SPI_finish();
 		return false;
@@ -206,6 +243,7 @@ load_queue(const char *name, QueueConfig *config)
 		else
 			config->instance_types[config->n_instance_types++] = units[i];
 	}
+	PopActiveSnapshot();
 	fairshare_unpin_search_path(path_level);
 	SPI_finish();
 	return true;
@@ -267,15 +305,9 @@ fairshare_queue_can_run_type(const QueueConfig *queue, const char *instance_type
 		name_in(queue->instance_types, queue->n_instance_types, instance_type);
 }
 
-static FairshareStatement grants_stmt = {
-	.what = "read the RoleArns granted to roles",
-	.sql = "SELECT role::oid, role_name, role_arn FROM fairshare.role_arn_grants",
-	.read_only = true,
-};
-
-/* Read fairshare.role_arn_grants into cache memory. */
+/* Read a grant table into cache memory. */
 static void
-load_grants(void)
+load_grants(GrantTable *table)
 {
 	int			path_level;
 	uint64		n;
@@ -283,64 +315,92 @@ load_grants(void)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	path_level = fairshare_pin_search_path();
-	n = fairshare_run_statement(&grants_stmt, NULL, NULL);
-	grants = MemoryContextAlloc(cache_context, sizeof(RoleArnGrant) * Max(n, 1));
+	/* read-only statements run under the active snapshot: the latest */
+	PushActiveSnapshot(GetLatestSnapshot());
+	n = fairshare_run_statement(&table->stmt, NULL, NULL);
+	table->grants = MemoryContextAlloc(cache_context, sizeof(Grant) * Max(n, 1));
 	for (uint64 i = 0; i < n; i++)
 	{
+		Grant	   *g = &table->grants[i];
 		bool		isnull;
 
-		grants[i].role = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-		grants[i].role_name = MemoryContextStrdup(cache_context,
-												  SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
-		grants[i].role_arn = MemoryContextStrdup(cache_context,
-												 SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3));
+		g->role = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		g->role_name = MemoryContextStrdup(cache_context,
+										   SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
+		for (int k = 0; k < table->n_patterns; k++)
+			g->patterns[k] = MemoryContextStrdup(cache_context,
+												 SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3 + k));
 	}
-	n_grants = (int) n;
+	table->n_grants = (int) n;
+	PopActiveSnapshot();
 	fairshare_unpin_search_path(path_level);
 	SPI_finish();
 }
 
-/* A grant's role_arn: the ARN itself, a prefix of it ending in '*', or '*'. */
+/* A grant's pattern: the value itself, a prefix of it ending in '*', or '*'. */
 static bool
-role_arn_matches(const char *granted, const char *role_arn)
+pattern_matches(const char *pattern, const char *value)
 {
-	size_t		n = strlen(granted);
+	size_t		n = strlen(pattern);
 
-	if (n > 0 && granted[n - 1] == '*')
-		return strncmp(granted, role_arn, n - 1) == 0;
-	return strcmp(granted, role_arn) == 0;
+	if (n > 0 && pattern[n - 1] == '*')
+		return strncmp(pattern, value, n - 1) == 0;
+	return strcmp(pattern, value) == 0;
 }
 
-bool
-fairshare_role_arn_granted(Oid user, const char *role_arn)
+/*
+ * Does the table grant values (one per pattern) to a role whose privileges
+ * user has?
+ */
+static bool
+granted(GrantTable *table, Oid user, const char *const *values)
 {
 	for (;;)
 	{
 		uint64		generation;
 
 		ensure_cache();
-		if (grants_loaded)
+		if (table->loaded)
 			break;
 		generation = cache_generation;
-		load_grants();
+		load_grants(table);
 		/* An invalidation during the load freed what it read: read again. */
 		if (generation == cache_generation)
 		{
-			grants_loaded = true;
+			table->loaded = true;
 			break;
 		}
 	}
-	for (int i = 0; i < n_grants; i++)
+	for (int i = 0; i < table->n_grants; i++)
 	{
+		const Grant *g = &table->grants[i];
 		const char *name;
+		bool		matches = true;
 
-		if (!role_arn_matches(grants[i].role_arn, role_arn))
+		for (int k = 0; k < table->n_patterns && matches; k++)
+			matches = pattern_matches(g->patterns[k], values[k]);
+		if (!matches)
 			continue;
 		/* a dropped role's grant does not pass to a role that later gets its OID */
-		name = GetUserNameFromId(grants[i].role, true);
-		if (name != NULL && strcmp(name, grants[i].role_name) == 0 &&
-			has_privs_of_role(user, grants[i].role))
+		name = GetUserNameFromId(g->role, true);
+		if (name != NULL && strcmp(name, g->role_name) == 0 && has_privs_of_role(user, g->role))
 			return true;
 	}
 	return false;
+}
+
+bool
+fairshare_role_arn_granted(Oid user, const char *role_arn)
+{
+	const char *values[1] = {role_arn};
+
+	return granted(&role_arn_grants, user, values);
+}
+
+bool
+fairshare_share_granted(Oid user, const char *queue, const char *share)
+{
+	const char *values[2] = {queue, share};
+
+	return granted(&share_grants, user, values);
 }

@@ -40,6 +40,8 @@ extern bool fairshare_queue_can_run_type(const QueueConfig *queue, const char *i
  * user has?  Read from the same cache, dropped with it.
  */
 extern bool fairshare_role_arn_granted(Oid user, const char *role_arn);
+/* Does fairshare.share_grants grant that queue's share to such a role? */
+extern bool fairshare_share_granted(Oid user, const char *queue, const char *share);
 
 /* Register the invalidation callback; called once from _PG_init. */
 extern void fairshare_config_cache_init(void);

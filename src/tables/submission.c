@@ -241,6 +241,31 @@ check_not_set_by_fairshare(const Submission *s)
 	}
 }
 
+/*
+ * With fairshare.require_share_grant on, the job's share (its fair share or
+ * quota share) must be granted (fairshare.share_grants) to a role whose
+ * privileges the submitter has, as AWS Batch asks for the
+ * batch:ShareIdentifier condition of the caller's permissions: a share's
+ * weight or guarantee otherwise protects the share, not a team, since
+ * anyone may submit under it.  Superusers are not checked.
+ */
+static void
+check_share_granted(const char *queue, const char *share)
+{
+	Oid			user = GetUserId();
+
+	if (!fairshare_require_share_grant || superuser_arg(user) ||
+		fairshare_share_granted(user, queue, share))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("role \"%s\" may not submit jobs under share \"%s\" of job queue \"%s\"",
+					GetUserNameFromId(user, false), share, queue),
+			 errdetail("fairshare.require_share_grant is on, and fairshare.share_grants grants that share to no role whose privileges \"%s\" has.",
+					   GetUserNameFromId(user, false)),
+			 errhint("An admin may grant it: INSERT INTO fairshare.share_grants (role, job_queue, share) VALUES (<role>, <queue>, <share>); each may be a prefix ending in *.")));
+}
+
 static const QueueConfig *
 check_queue_and_share(const Submission *s)
 {
@@ -314,6 +339,8 @@ check_queue_and_share(const Submission *s)
 				(errcode(ERRCODE_CHECK_VIOLATION),
 				 errmsg("job queue \"%s\" is not a quota-share queue: quota_share must not be set",
 						queue_name)));
+	if (share_identifier != NULL || quota_share != NULL)
+		check_share_granted(queue_name, share_identifier != NULL ? share_identifier : quota_share);
 	return queue;
 }
 

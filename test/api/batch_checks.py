@@ -485,25 +485,34 @@ def group_tenancy():
     check("an admin terminates anyone's job", "FAILED", sql("SELECT status FROM fairshare.jobs WHERE job_id = %s" % b["jobId"]))
 
 
-def group_role_arns():
-    """With fairshare.require_role_arn_grant on (jobs.test sets it), a key's
-    role may submit only a RoleArn granted to it, as AWS Batch asks the
-    caller for iam:PassRole."""
+def group_grants():
+    """With fairshare.require_role_arn_grant and fairshare.require_share_grant
+    on (jobs.test sets them), a key's role may submit only a RoleArn and a
+    share granted to it, as AWS Batch asks the caller for iam:PassRole and
+    the batch:ShareIdentifier condition."""
     alice, bob = client("alice"), client("bob")
     sql("INSERT INTO fairshare.role_arn_grants (role, role_arn) "
         "VALUES ('tr_alice', 'arn:aws:iam::123456789012:role/SageMaker*')")
+    sql("INSERT INTO fairshare.share_grants (role, job_queue, share) VALUES ('tr_alice', 'fair_q', 'HIGH*')")
     try:
         a = submit(alice, "granted-job")
         truthy("a key's role submits a job whose RoleArn is granted to it", a.get("jobId"), repr(a))
+        a = submit(alice, "granted-share-job", queue="fair_q", shareIdentifier="HIGHPRI")
+        truthy("... and under a share granted to it", a.get("jobId"), repr(a))
         before = job_count()
         e = error_of(submit, bob, "ungranted-job")
         check("a RoleArn granted to no role of the key's is refused with a ClientException that names both",
               ("ClientException", 400,
                'role "tr_bob" may not submit jobs that run as arn:aws:iam::123456789012:role/SageMakerRole'),
               (e[0], e[1], e[2].split(" (")[0]) if e else None)
+        e = error_of(submit, alice, "ungranted-share-job", queue="fair_q", shareIdentifier="LOWPRI")
+        check("a share granted to no role of the key's is refused with a ClientException that names it",
+              ("ClientException", 400, 'role "tr_alice" may not submit jobs under share "LOWPRI" of job queue "fair_q"'),
+              (e[0], e[1], e[2].split(" (")[0]) if e else None)
         check("... and no job is written", before, job_count())
     finally:
         sql("DELETE FROM fairshare.role_arn_grants")
+        sql("DELETE FROM fairshare.share_grants")
 
 
 def group_auth():

@@ -305,6 +305,57 @@ ALTER ROLE regress_fs_alice RESET fairshare.require_role_arn_grant;
 ALTER ROLE regress_fs_bob RESET fairshare.require_role_arn_grant;
 ALTER ROLE regress_fs_admin RESET fairshare.require_role_arn_grant;
 
+-- Which shares a submitter may submit under.  With
+-- fairshare.require_share_grant on, a job's fair share or quota share must
+-- be granted (fairshare.share_grants) to a role whose privileges its
+-- submitter has, as AWS Batch asks for batch:ShareIdentifier.
+ALTER ROLE regress_fs_alice SET fairshare.require_share_grant = on;
+ALTER ROLE regress_fs_bob SET fairshare.require_share_grant = on;
+\c - regress_fs_admin
+\set SHOW_CONTEXT never
+INSERT INTO fairshare.scheduling_policies (name, kind) VALUES ('fair_p', 'FAIR_SHARE'), ('quota_p', 'QUOTA_SHARE');
+INSERT INTO fairshare.job_queues (name, scheduling_policy) VALUES ('fq', 'fair_p'), ('qq', 'quota_p');
+INSERT INTO fairshare.queue_environments VALUES ('fq', 'p4', 1), ('qq', 'p4', 1);
+INSERT INTO fairshare.quota_shares (job_queue, name, strategy) VALUES ('qq', 'TeamA', 'LEND'), ('qq', 'TeamB', 'LEND');
+-- A prefix in one queue, a name in another, and a share of every queue to a group.
+INSERT INTO fairshare.share_grants (role, job_queue, share)
+	VALUES ('regress_fs_alice', 'fq', 'TeamA*'), ('regress_fs_alice', 'qq', 'TeamA'),
+		   ('fairshare_submitter', '*', 'Shared')
+	RETURNING role_name, job_queue, share;
+SELECT public.regress_try_hint($$INSERT INTO fairshare.share_grants (role, job_queue, share) VALUES ('regress_fs_bob', 'f q', 'TeamB')$$);
+SELECT public.regress_try($$INSERT INTO fairshare.share_grants (role, job_queue, share) VALUES ('regress_fs_bob', 'fq', 'Team*B')$$);
+SELECT public.regress_try($$INSERT INTO fairshare.share_grants (role, job_queue, share) VALUES ('regress_fs_bob', 'fq', '')$$);
+\c - regress_fs_alice
+\set SHOW_CONTEXT never
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, share_identifier, request)
+	SELECT 'alice-fair-a', 'fq', 'TeamA-nlp', request FROM public.fs_req$$);
+SELECT public.regress_try_hint($$INSERT INTO fairshare.jobs (job_name, job_queue, share_identifier, request)
+	SELECT 'alice-fair-b', 'fq', 'TeamB', request FROM public.fs_req$$);
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, request)
+	SELECT 'alice-quota-a', 'qq', 'TeamA', request FROM public.fs_req$$);
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, request)
+	SELECT 'alice-quota-b', 'qq', 'TeamB', request FROM public.fs_req$$);
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, share_identifier, request)
+	SELECT 'alice-fair-shared', 'fq', 'Shared', request FROM public.fs_req$$);
+-- A FIFO queue has no share: nothing to grant.
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, request)
+	SELECT 'alice-fifo', 'q', request FROM public.fs_req$$);
+SELECT public.regress_try($$INSERT INTO fairshare.share_grants (role, job_queue, share) VALUES ('regress_fs_alice', '*', '*')$$);
+SELECT public.regress_try($$SET fairshare.require_share_grant = off$$);
+\c - regress_fs_bob
+\set SHOW_CONTEXT never
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, share_identifier, request)
+	SELECT 'bob-fair-a', 'fq', 'TeamA-nlp', request FROM public.fs_req$$);
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, quota_share, request)
+	SELECT 'bob-quota-a', 'qq', 'TeamA', request FROM public.fs_req$$);
+SELECT public.regress_try($$INSERT INTO fairshare.jobs (job_name, job_queue, share_identifier, request)
+	SELECT 'bob-fair-shared', 'fq', 'Shared', request FROM public.fs_req$$);
+\c - postgres
+SELECT job_name, job_queue, coalesce(share_identifier, quota_share) AS share, submitted_by FROM fairshare.jobs
+ WHERE job_queue IN ('fq', 'qq') OR job_name = 'alice-fifo' ORDER BY job_id;
+ALTER ROLE regress_fs_alice RESET fairshare.require_share_grant;
+ALTER ROLE regress_fs_bob RESET fairshare.require_share_grant;
+
 \c - postgres
 SET client_min_messages = warning;
 DROP EXTENSION fairshare CASCADE;
