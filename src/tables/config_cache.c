@@ -23,6 +23,14 @@
  * snapshot was taken, and a load that did not see the change would keep
  * the old configuration (a revoked grant, say) cached until the next one.
  *
+ * An invalidation may arrive in the middle of a submission's check: any
+ * lock the check takes for the first time in its transaction (reading the
+ * grants, a role's catalog row) accepts pending invalidations, and the
+ * check still holds pointers into the cache (the queue it looked up, the
+ * grant it is reading).  So an invalidated cache is not freed at once: its
+ * memory is retired, and freed when the next submission check begins
+ * (fairshare_config_cache_begin_check), when nothing points into it.
+ *
  *-------------------------------------------------------------------------
  */
 #include "pg_prelude.h"
@@ -49,6 +57,8 @@ typedef struct QueueCacheEntry
 } QueueCacheEntry;
 
 static MemoryContext cache_context = NULL;
+/* Parent of invalidated caches' contexts, until the next check begins. */
+static MemoryContext retired_context = NULL;
 static HTAB *queue_cache = NULL;
 /* The relation whose invalidation means "configuration changed". */
 static Oid	anchor_relid = InvalidOid;
@@ -105,9 +115,20 @@ config_cache_invalidate(Datum arg, Oid relid)
 		role_arn_grants.loaded = false;
 		share_grants.loaded = false;
 		anchor_relid = InvalidOid;
+		/* retired, not freed: a check in progress may still point into it */
 		if (cache_context != NULL)
-			MemoryContextReset(cache_context);
+			MemoryContextSetParent(cache_context, retired_context);
+		cache_context = NULL;
 	}
+}
+
+void
+fairshare_config_cache_begin_check(void)
+{
+	/* a change committed since this transaction's last lock counts now */
+	AcceptInvalidationMessages();
+	if (retired_context != NULL)
+		MemoryContextDeleteChildren(retired_context);
 }
 
 void
@@ -137,6 +158,10 @@ ensure_cache(void)
 
 	if (queue_cache != NULL)
 		return;
+	if (retired_context == NULL)
+		retired_context = AllocSetContextCreate(CacheMemoryContext,
+												"fairshare retired config caches",
+												ALLOCSET_SMALL_SIZES);
 	if (cache_context == NULL)
 		cache_context = AllocSetContextCreate(CacheMemoryContext,
 											  "fairshare queue config cache",
@@ -180,28 +205,30 @@ static FairshareStatement units_stmt = {
 	.read_only = true,
 };
 
-/* Run a statement about a queue and copy column 1 of every row into cache memory. */
+/* Run a statement about a queue and copy column 1 of every row into cxt. */
 static char **
-load_names(FairshareStatement *st, const char *queue, int *count)
+load_names(MemoryContext cxt, FairshareStatement *st, const char *queue, int *count)
 {
 	Datum		values[1] = {CStringGetTextDatum(queue)};
 	char	  **names;
 
 	*count = (int) fairshare_run_statement(st, values, NULL);
-	names = MemoryContextAlloc(cache_context, sizeof(char *) * Max(*count, 1));
+	names = MemoryContextAlloc(cxt, sizeof(char *) * Max(*count, 1));
 	for (uint64 i = 0; i < SPI_processed; i++)
-		names[i] = MemoryContextStrdup(cache_context,
+		names[i] = MemoryContextStrdup(cxt,
 									   SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
 	return names;
 }
 
 /*
  * Read one queue's configuration into cache memory.  Returns false if there
- * is no such queue.
+ * is no such queue.  An invalidation during the load retires the context it
+ * writes to (the caller then reads again); the memory stays valid.
  */
 static bool
 load_queue(const char *name, QueueConfig *config)
 {
+	MemoryContext cxt = cache_context;
 	Datum		values[1];
 	char	   *state;
 	char	   *kind;
@@ -227,15 +254,15 @@ load_queue(const char *name, QueueConfig *config)
 	kind = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
 
 	memset(config, 0, sizeof(*config));
-	config->name = MemoryContextStrdup(cache_context, name);
+	config->name = MemoryContextStrdup(cxt, name);
 	config->enabled = strcmp(state, "ENABLED") == 0;
 	config->accepts_jobs = strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3), "t") == 0;
 	config->kind = fs_policy_kind_from_name(kind);
-	config->quota_shares = load_names(&quota_shares_stmt, name, &config->n_quota_shares);
-	config->closed_quota_shares = load_names(&closed_quota_shares_stmt, name,
+	config->quota_shares = load_names(cxt, &quota_shares_stmt, name, &config->n_quota_shares);
+	config->closed_quota_shares = load_names(cxt, &closed_quota_shares_stmt, name,
 											 &config->n_closed_quota_shares);
-	units = load_names(&units_stmt, name, &n_units);
-	config->instance_types = MemoryContextAlloc(cache_context, sizeof(char *) * Max(n_units, 1));
+	units = load_names(cxt, &units_stmt, name, &n_units);
+	config->instance_types = MemoryContextAlloc(cxt, sizeof(char *) * Max(n_units, 1));
 	for (int i = 0; i < n_units; i++)
 	{
 		if (strcmp(units[i], "NUM_INSTANCES") == 0)
@@ -267,7 +294,7 @@ fairshare_lookup_queue(const char *name)
 		generation = cache_generation;
 		if (!load_queue(name, &config))
 			return NULL;
-		/* An invalidation during the load freed what it read: read again. */
+		/* An invalidation during the load retired what it read: read again. */
 		if (generation == cache_generation)
 			break;
 	}
@@ -305,10 +332,11 @@ fairshare_queue_can_run_type(const QueueConfig *queue, const char *instance_type
 		name_in(queue->instance_types, queue->n_instance_types, instance_type);
 }
 
-/* Read a grant table into cache memory. */
+/* Read a grant table into cache memory (as load_queue does). */
 static void
 load_grants(GrantTable *table)
 {
+	MemoryContext cxt = cache_context;
 	int			path_level;
 	uint64		n;
 
@@ -318,17 +346,17 @@ load_grants(GrantTable *table)
 	/* read-only statements run under the active snapshot: the latest */
 	PushActiveSnapshot(GetLatestSnapshot());
 	n = fairshare_run_statement(&table->stmt, NULL, NULL);
-	table->grants = MemoryContextAlloc(cache_context, sizeof(Grant) * Max(n, 1));
+	table->grants = MemoryContextAlloc(cxt, sizeof(Grant) * Max(n, 1));
 	for (uint64 i = 0; i < n; i++)
 	{
 		Grant	   *g = &table->grants[i];
 		bool		isnull;
 
 		g->role = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-		g->role_name = MemoryContextStrdup(cache_context,
+		g->role_name = MemoryContextStrdup(cxt,
 										   SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2));
 		for (int k = 0; k < table->n_patterns; k++)
-			g->patterns[k] = MemoryContextStrdup(cache_context,
+			g->patterns[k] = MemoryContextStrdup(cxt,
 												 SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3 + k));
 	}
 	table->n_grants = (int) n;
@@ -364,7 +392,7 @@ granted(GrantTable *table, Oid user, const char *const *values)
 			break;
 		generation = cache_generation;
 		load_grants(table);
-		/* An invalidation during the load freed what it read: read again. */
+		/* An invalidation during the load retired what it read: read again. */
 		if (generation == cache_generation)
 		{
 			table->loaded = true;

@@ -43,6 +43,14 @@ extern bool fairshare_role_arn_granted(Oid user, const char *role_arn);
 /* Does fairshare.share_grants grant that queue's share to such a role? */
 extern bool fairshare_share_granted(Oid user, const char *queue, const char *share);
 
+/*
+ * Called when a submission check begins, before any lookup: takes in the
+ * configuration changes committed since, and frees the caches they
+ * invalidated during earlier checks.  What a lookup returns stays valid
+ * until the next call.
+ */
+extern void fairshare_config_cache_begin_check(void);
+
 /* Register the invalidation callback; called once from _PG_init. */
 extern void fairshare_config_cache_init(void);
 

@@ -721,6 +721,7 @@ fairshare_validate_job_submission(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("fairshare._validate_job_submission() must be a BEFORE INSERT row trigger")));
 
+	fairshare_config_cache_begin_check();
 	tuple = trigdata->tg_trigtuple;
 	fairshare_job_row_read(trigdata->tg_relation, tuple, &s);
 

@@ -299,8 +299,7 @@ static FairshareStatement found_row_stmt = {
  *
  * A row this sweep did not find goes only when the sweep was complete ($2)
  * and it could have found it: its ARN's region was swept ($3), or it was
- * made before the listing's cutoff ($4, epoch seconds), or when it was
- * made is unknown.  One found in a
+ * made before the listing's cutoff ($4, epoch seconds).  One found in a
  * region no sweep reaches any more (an environment's region changed, or
  * its attempts are gone) stays, as last seen, until the cutoff passes it:
  * not seeing a training job is no sign that it stopped.
@@ -315,7 +314,7 @@ static FairshareStatement store_found_stmt = {
 		"gone AS (DELETE FROM fairshare.orphan_sweep o "
 		"		   WHERE $2 AND NOT EXISTS (SELECT 1 FROM f WHERE f.name = o.training_job_name) "
 		"			 AND (split_part(o.training_job_arn, ':', 4) = ANY ($3) "
-		"				  OR o.creation_time < to_timestamp($4) OR o.creation_time IS NULL)) "
+		"				  OR o.creation_time < to_timestamp($4))) "
 		"INSERT INTO fairshare.orphan_sweep AS o (training_job_name, training_job_arn, training_job_status, "
 		"		  job_id_tag, creation_time, first_seen, last_seen) "
 		"SELECT name, arn, status, job_id, created, now(), now() FROM f "
