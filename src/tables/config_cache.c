@@ -205,6 +205,31 @@ static FairshareStatement units_stmt = {
 	.read_only = true,
 };
 
+/*
+ * A load's reads: in SPI, with the path pinned (a per-row trigger carries
+ * no SET clause), read-only statements under the latest snapshot (the
+ * active one, for them).  Returns what end_load() needs.
+ */
+static int
+begin_load(void)
+{
+	int			path_level;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	path_level = fairshare_pin_search_path();
+	PushActiveSnapshot(GetLatestSnapshot());
+	return path_level;
+}
+
+static void
+end_load(int path_level)
+{
+	PopActiveSnapshot();
+	fairshare_unpin_search_path(path_level);
+	SPI_finish();
+}
+
 /* Run a statement about a queue and copy column 1 of every row into cxt. */
 static char **
 load_names(MemoryContext cxt, FairshareStatement *st, const char *queue, int *count)
@@ -236,18 +261,11 @@ load_queue(const char *name, QueueConfig *config)
 	int			n_units;
 	int			path_level;
 
-	/* A per-row trigger carries no SET clause: pin the path here. */
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	path_level = fairshare_pin_search_path();
-	/* read-only statements run under the active snapshot: the latest */
-	PushActiveSnapshot(GetLatestSnapshot());
+	path_level = begin_load();
 	values[0] = CStringGetTextDatum(name);
 	if (fairshare_run_statement(&queue_stmt, values, NULL) == 0)
 	{
-		PopActiveSnapshot();
-		fairshare_unpin_search_path(path_level);
-		SPI_finish();
+		end_load(path_level);
 		return false;
 	}
 	state = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
@@ -270,9 +288,7 @@ load_queue(const char *name, QueueConfig *config)
 		else
 			config->instance_types[config->n_instance_types++] = units[i];
 	}
-	PopActiveSnapshot();
-	fairshare_unpin_search_path(path_level);
-	SPI_finish();
+	end_load(path_level);
 	return true;
 }
 
@@ -340,11 +356,7 @@ load_grants(GrantTable *table)
 	int			path_level;
 	uint64		n;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	path_level = fairshare_pin_search_path();
-	/* read-only statements run under the active snapshot: the latest */
-	PushActiveSnapshot(GetLatestSnapshot());
+	path_level = begin_load();
 	n = fairshare_run_statement(&table->stmt, NULL, NULL);
 	table->grants = MemoryContextAlloc(cxt, sizeof(Grant) * Max(n, 1));
 	for (uint64 i = 0; i < n; i++)
@@ -360,9 +372,7 @@ load_grants(GrantTable *table)
 												 SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3 + k));
 	}
 	table->n_grants = (int) n;
-	PopActiveSnapshot();
-	fairshare_unpin_search_path(path_level);
-	SPI_finish();
+	end_load(path_level);
 }
 
 /* A grant's pattern: the value itself, a prefix of it ending in '*', or '*'. */
